@@ -1,0 +1,147 @@
+"""The one interface every model backend implements.
+
+A provider turns a typed :class:`GenerateRequest` into a typed :class:`GenerateResponse` and knows
+nothing about scoring. Everything a judge needs from a model fits in that single call:
+
+* plain generation (``max_tokens``, ``temperature``, ``n``...),
+* per-token log-probabilities with top alternatives (``top_logprobs > 0``),
+* exact label scoring (``labels``: the log-probability of each label's token sequence as the
+  continuation of the prompt, computed over the full vocabulary without generating), and
+* the log-likelihood of a given continuation (``continuation``).
+
+Keeping it one call means the behaviours that wrap providers (cache, retry, rate limits) wrap every
+use of a model without knowing which use it is, in the spirit of httpx transports.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Literal, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Message(BaseModel):
+    """One turn. A trailing ``assistant`` message is a prefill the answer continues from."""
+
+    model_config = ConfigDict(frozen=True)
+
+    role: Literal["system", "user", "assistant"]
+    content: str
+
+
+class Capabilities(BaseModel):
+    """What a backend can do. Declared by the provider, overridable in config; never a model-name list."""
+
+    model_config = ConfigDict(frozen=True)
+
+    logprobs: bool = False
+    max_top_logprobs: int = 0
+    multiple_samples: bool = False  # one request can return n>1 samples
+    seed: bool = False
+    exact_labels: bool = False  # full-vocabulary label probabilities without generation
+    loglikelihood: bool = False  # log-probability of a given continuation
+    prefill: bool = False  # a trailing assistant message is continued, not ignored
+
+
+class GenerateRequest(BaseModel):
+    """Everything that can change a model's answer, and nothing else (it is the cache key).
+
+    ``sample_index`` distinguishes repeated sampled calls so a cache never collapses them; ``tags``
+    carries provenance that must also enter the key (template id, version and content hash).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    messages: tuple[Message, ...]
+    max_tokens: int = Field(default=16, ge=0)
+    temperature: float = Field(default=0.0, ge=0.0)
+    top_p: float | None = None
+    top_logprobs: int = Field(default=0, ge=0)
+    n: int = Field(default=1, ge=1)
+    seed: int | None = None
+    stop: tuple[str, ...] = ()
+    sample_index: int = 0
+    labels: tuple[str, ...] | None = None
+    continuation: str | None = None
+    tags: tuple[tuple[str, str], ...] = ()
+
+    def fingerprint(self) -> str:
+        """A stable hash of the request (sorted JSON)."""
+        payload = json.dumps(self.model_dump(mode="json"), sort_keys=True, ensure_ascii=False)
+        return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+class TopLogprob(BaseModel):
+    token: str
+    logprob: float
+
+
+class TokenLogprob(BaseModel):
+    """One generated (or scored) token with its log-probability and the top alternatives at its position."""
+
+    token: str
+    logprob: float
+    top: list[TopLogprob] = Field(default_factory=list)
+
+
+class Choice(BaseModel):
+    text: str
+    tokens: list[TokenLogprob] | None = None  # None: the backend returned no logprobs
+    finish_reason: str | None = None
+
+
+class Usage(BaseModel):
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_input_tokens: int = 0  # prompt tokens served from a reused prefix / provider prompt cache
+    calls: int = 0
+
+    def __add__(self, other: "Usage") -> "Usage":
+        return Usage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            cached_input_tokens=self.cached_input_tokens + other.cached_input_tokens,
+            calls=self.calls + other.calls,
+        )
+
+
+class GenerateResponse(BaseModel):
+    choices: list[Choice] = Field(default_factory=list)
+    label_logprobs: dict[str, float] | None = None  # log P(label | prompt), exact, per label
+    continuation_tokens: list[TokenLogprob] | None = None  # log P(token | prompt, previous tokens)
+    usage: Usage = Field(default_factory=Usage)
+    latency_s: float = 0.0
+    provider: str = ""
+    model: str = ""
+    cached: bool = False
+    notes: list[str] = Field(default_factory=list)  # e.g. "logprobs dropped by the backend"
+
+
+@runtime_checkable
+class Provider(Protocol):
+    """A model backend. ``kind`` names the adapter, ``model`` the model, ``endpoint`` where it lives."""
+
+    kind: str
+    model: str
+    endpoint: str
+    capabilities: Capabilities
+
+    async def generate(self, request: GenerateRequest) -> GenerateResponse: ...
+
+    async def aclose(self) -> None: ...
+
+
+def as_text(messages: tuple[Message, ...] | list[Message]) -> str:
+    """Render messages as plain completion text for base models and completion endpoints.
+
+    Contents are joined by blank lines, without role labels; a trailing assistant prefill is
+    appended directly so the model continues it.
+    """
+    parts = list(messages)
+    prefill = ""
+    if parts and parts[-1].role == "assistant":
+        prefill = parts.pop().content
+    body = "\n\n".join(m.content for m in parts)
+    return f"{body}\n{prefill}" if prefill else body

@@ -1,0 +1,1 @@
+"""Adapters, one module per backend API. Each knows its API and nothing of scoring."""
