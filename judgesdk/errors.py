@@ -11,8 +11,12 @@ class JudgeSDKError(Exception):
     """Base of every error judgesdk raises on purpose."""
 
 
-class InputError(JudgeSDKError, ValueError):
-    """The caller passed something judgesdk cannot use; the message says what to fix."""
+class InputError(JudgeSDKError):
+    """The caller passed something judgesdk cannot use; the message says what to fix.
+
+    Not a ValueError on purpose: pydantic would wrap a ValueError raised in a validator into a
+    ValidationError, and callers should see this type, whichever layer found the problem.
+    """
 
 
 class ConfigError(JudgeSDKError, ValueError):
@@ -69,3 +73,54 @@ class RetriesExhaustedError(ProviderError):
 
 class BudgetExceededError(JudgeSDKError):
     """A configured token or cost budget was reached; finished results are kept."""
+
+
+_QUOTA_MARKERS = ("insufficient_quota", "quota", "billing", "credit balance")
+
+
+def parse_retry_after(headers: object) -> float | None:
+    """Seconds to wait from ``retry-after-ms`` / ``Retry-After`` (seconds or an HTTP date), if sent."""
+    if headers is None:
+        return None
+    get = getattr(headers, "get", None)
+    if get is None:
+        return None
+    millis = get("retry-after-ms")
+    if millis:
+        try:
+            return max(float(millis) / 1000.0, 0.0)
+        except ValueError:
+            pass
+    value = get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(float(value), 0.0)
+    except ValueError:
+        from email.utils import parsedate_to_datetime
+        from datetime import datetime, timezone
+
+        try:
+            when = parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        return max((when - datetime.now(timezone.utc)).total_seconds(), 0.0)
+
+
+def error_from_status(
+    status: int, message: str, *, provider: str, headers: object = None, body: object = None
+) -> ProviderError:
+    """Classify an HTTP failure once for every backend: what may be retried and what never will."""
+    text = f"{message} {body or ''}".lower()
+    detail = f"{provider}: HTTP {status}: {message}"
+    if status == 429 and any(marker in text for marker in _QUOTA_MARKERS):
+        return QuotaExhaustedError(detail + " (quota exhausted: retrying cannot help)", status=status, provider=provider)
+    if status == 429:
+        return RateLimitError(detail, status=status, provider=provider, retry_after=parse_retry_after(headers))
+    if status in (408, 409) or status >= 500:
+        return TransientError(detail, status=status, provider=provider, retry_after=parse_retry_after(headers))
+    if status in (401, 403):
+        return AuthError(detail + " (check the API key and its permissions)", status=status, provider=provider)
+    if status == 402:
+        return QuotaExhaustedError(detail, status=status, provider=provider)
+    return PermanentError(detail, status=status, provider=provider)

@@ -34,7 +34,7 @@ class Message(BaseModel):
 class Capabilities(BaseModel):
     """What a backend can do. Declared by the provider, overridable in config; never a model-name list."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     logprobs: bool = False
     max_top_logprobs: int = 0
@@ -145,3 +145,50 @@ def as_text(messages: tuple[Message, ...] | list[Message]) -> str:
         prefill = parts.pop().content
     body = "\n\n".join(m.content for m in parts)
     return f"{body}\n{prefill}" if prefill else body
+
+
+class WrapperProvider:
+    """A provider that adds behaviour around another one (cache, retry, rate limit) and delegates the rest."""
+
+    def __init__(self, inner: Provider) -> None:
+        self.inner = inner
+
+    @property
+    def kind(self) -> str:
+        return self.inner.kind
+
+    @property
+    def model(self) -> str:
+        return self.inner.model
+
+    @property
+    def endpoint(self) -> str:
+        return self.inner.endpoint
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return self.inner.capabilities
+
+    async def generate(self, request: GenerateRequest) -> GenerateResponse:
+        return await self.inner.generate(request)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+def unwrap(provider: Provider) -> Provider:
+    """The innermost provider under any wrappers."""
+    while isinstance(provider, WrapperProvider):
+        provider = provider.inner
+    return provider
+
+
+def fold_prefill(messages: tuple[Message, ...]) -> tuple[Message, ...]:
+    """For chat APIs that cannot continue an assistant turn: append the prefill to the last user turn."""
+    if not messages or messages[-1].role != "assistant":
+        return messages
+    *head, prefill = messages
+    if head and head[-1].role == "user":
+        last = head.pop()
+        head.append(Message(role="user", content=f"{last.content}\n\n{prefill.content}"))
+    return tuple(head)

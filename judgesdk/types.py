@@ -126,7 +126,11 @@ ResultStatus = Literal["ok", "unparsed", "low_coverage", "error"]
 
 
 class JudgeResult(BaseModel):
-    """One judgement. ``score`` is None whenever ``status`` is not ``ok``: never a silent number."""
+    """One judgement. ``score`` is None when the status is ``unparsed`` or ``error``: never a silent number.
+
+    ``low_coverage`` keeps its score but says the labels held less probability mass than the configured
+    floor (the judge mostly wanted to say something else): use it with care, or route it to review.
+    """
 
     score: float | None
     status: ResultStatus
@@ -144,3 +148,19 @@ class JudgeResult(BaseModel):
     error: str | None = None
     notes: list[str] = Field(default_factory=list)
     item_id: str | None = None
+
+
+class JudgeItem(BaseModel):
+    """One thing to judge: the output, and what it may be judged against."""
+
+    output: str
+    source: str | None = None
+    context: str | None = None
+    reference: str | None = None
+    id: str | None = None
+
+    @model_validator(mode="after")
+    def _check(self) -> "JudgeItem":
+        if not isinstance(self.output, str) or not self.output.strip():
+            raise InputError(f"item {self.id or ''} has an empty output: there is nothing to judge".replace("  ", " "))
+        return self

@@ -1,0 +1,192 @@
+"""Configuration as pydantic models, from a TOML/YAML file, a mapping, and ``JUDGESDK_*`` variables.
+
+Switching the model behind a judge is a config change only::
+
+    [[providers]]            # tried in order: a fallback chain
+    kind = "openai"
+    model = "gpt-4o-mini"
+
+    [[providers]]
+    kind = "local"           # the embedded Gemma 3 270M, or model_path = "any.gguf"
+
+With no providers configured, the chain is detected: OpenAI if ``OPENAI_API_KEY`` is set, then Anthropic
+if ``ANTHROPIC_API_KEY`` is set, then the embedded local model. API keys are read from the environment
+(``api_key_env``), never stored in config files or the cache.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from judgesdk.cache import CachedProvider, open_cache
+from judgesdk.errors import ConfigError
+from judgesdk.estimation import EstimationSettings
+from judgesdk.provider import Capabilities, Provider
+from judgesdk.retry import RetryingProvider, RetryPolicy
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+ProviderKind = Literal["openai", "anthropic", "litellm", "local", "scripted"]
+
+DEFAULT_MODELS = {"openai": "gpt-4o-mini", "anthropic": "claude-3-5-haiku-latest", "local": "gemma3-270m-q4_k_m"}
+DEFAULT_KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
+
+
+class ProviderConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    kind: ProviderKind
+    model: str | None = None
+    base_url: str | None = None
+    api_key_env: str | None = None  # name of the environment variable holding the key
+    api: Literal["chat", "completions"] = "chat"  # openai only
+    timeout_s: float = 60.0
+    capabilities: dict[str, Any] = Field(default_factory=dict)  # overrides of declared capabilities
+    options: dict[str, Any] = Field(default_factory=dict)  # adapter-specific (local: model_path, n_gpu_layers...)
+
+
+class CacheConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: bool = True
+    directory: Path = Field(default_factory=lambda: default_cache_dir())
+    namespace: str = "default"
+    ttl_s: float | None = None
+
+
+class JudgeConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    providers: list[ProviderConfig] = Field(default_factory=list)
+    template: str = "direct.likert"
+    method: Literal["geval", "direct", "sampling"] = "geval"
+    concurrency: int = Field(default=4, ge=1)
+    retry: RetryPolicy = Field(default_factory=RetryPolicy)
+    cache: CacheConfig = Field(default_factory=CacheConfig)
+    estimation: EstimationSettings = Field(default_factory=EstimationSettings)
+
+
+def default_cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "judgesdk"
+
+
+def load_config(source: str | Path | Mapping[str, Any] | JudgeConfig | None = None) -> JudgeConfig:
+    """A validated config from a file path, a mapping or a config object, then ``JUDGESDK_*`` overrides."""
+    if isinstance(source, JudgeConfig):
+        data: dict[str, Any] = source.model_dump()
+    elif isinstance(source, Mapping):
+        data = dict(source)
+    elif source is None:
+        data = {}
+    else:
+        data = _read_file(Path(source))
+    data = _apply_env(data, os.environ)
+    try:
+        return JudgeConfig.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(f"invalid judgesdk config: {exc}") from exc
+
+
+def _read_file(path: Path) -> dict[str, Any]:
+    if not path.exists():
+        raise ConfigError(f"config file {path} does not exist")
+    text = path.read_text(encoding="utf-8")
+    try:
+        if path.suffix == ".toml":
+            return tomllib.loads(text)
+        if path.suffix in (".yaml", ".yml"):
+            import yaml
+
+            return yaml.safe_load(text) or {}
+    except Exception as exc:
+        raise ConfigError(f"cannot read config {path}: {exc}") from exc
+    raise ConfigError(f"config {path} must be .toml, .yaml or .yml")
+
+
+def _apply_env(data: dict[str, Any], env: Mapping[str, str]) -> dict[str, Any]:
+    """``JUDGESDK_PROVIDER``/``_MODEL``/``_BASE_URL`` replace the chain with one provider;
+    ``JUDGESDK_CACHE_DIR``, ``JUDGESDK_NO_CACHE=1``, ``JUDGESDK_CONCURRENCY``, ``JUDGESDK_METHOD`` override."""
+    data = dict(data)
+    if env.get("JUDGESDK_PROVIDER"):
+        provider: dict[str, Any] = {"kind": env["JUDGESDK_PROVIDER"]}
+        for key, name in (("model", "JUDGESDK_MODEL"), ("base_url", "JUDGESDK_BASE_URL"), ("api", "JUDGESDK_API")):
+            if env.get(name):
+                provider[key] = env[name]
+        data["providers"] = [provider]
+    cache = dict(data.get("cache") or {})
+    if env.get("JUDGESDK_CACHE_DIR"):
+        cache["directory"] = env["JUDGESDK_CACHE_DIR"]
+    if env.get("JUDGESDK_NO_CACHE") in ("1", "true", "yes"):
+        cache["enabled"] = False
+    data["cache"] = cache
+    if env.get("JUDGESDK_CONCURRENCY"):
+        data["concurrency"] = env["JUDGESDK_CONCURRENCY"]
+    if env.get("JUDGESDK_METHOD"):
+        data["method"] = env["JUDGESDK_METHOD"]
+    return data
+
+
+def detect_chain(env: Mapping[str, str]) -> list[ProviderConfig]:
+    """The default fallback chain: hosted providers whose keys are set, then the embedded local model."""
+    chain = [ProviderConfig(kind=kind) for kind in ("openai", "anthropic") if env.get(DEFAULT_KEY_ENV[kind])]
+    chain.append(ProviderConfig(kind="local"))
+    return chain
+
+
+def build_adapter(config: ProviderConfig) -> Provider:
+    """The bare adapter for one provider config (imported lazily: extras stay optional)."""
+    model = config.model or DEFAULT_MODELS.get(config.kind, "")
+    key_env = config.api_key_env or DEFAULT_KEY_ENV.get(config.kind)
+    api_key = os.environ.get(key_env) if key_env else None
+    capabilities = _capabilities(config)
+    if config.kind == "local":
+        module = importlib.import_module("judgesdk.providers.llamacpp")
+        return module.LlamaCppProvider.from_options(model_name=model, capabilities=capabilities, **config.options)
+    if config.kind == "scripted":
+        raise ConfigError("the scripted provider is built in code: ScriptedProvider(script)")
+    module = importlib.import_module(f"judgesdk.providers.{config.kind}")
+    cls = {"openai": "OpenAIProvider", "anthropic": "AnthropicProvider", "litellm": "LiteLLMProvider"}[config.kind]
+    kwargs: dict[str, Any] = {"base_url": config.base_url, "api_key": api_key, "timeout_s": config.timeout_s}
+    if config.kind == "openai":
+        kwargs["api"] = config.api
+    return getattr(module, cls)(model, capabilities=capabilities, **kwargs, **config.options)
+
+
+def _capabilities(config: ProviderConfig) -> Capabilities | None:
+    if not config.capabilities:
+        return None
+    if config.kind == "openai":
+        from judgesdk.providers.openai import default_capabilities
+
+        base = default_capabilities(config.api)
+    elif config.kind == "litellm":
+        from judgesdk.providers.litellm import detect_capabilities
+
+        base = detect_capabilities(config.model or "")
+    else:
+        base = Capabilities()
+    try:
+        return Capabilities.model_validate({**base.model_dump(), **config.capabilities})
+    except ValidationError as exc:
+        raise ConfigError(f"invalid capabilities override {config.capabilities}: {exc}") from exc
+
+
+def stack(adapter: Provider, config: JudgeConfig) -> Provider:
+    """Cache over retry over the adapter: a cache hit never waits for back-off, a retry never re-asks the cache."""
+    provider: Provider = RetryingProvider(adapter, config.retry)
+    if config.cache.enabled:
+        provider = CachedProvider(
+            provider, open_cache(config.cache.directory), namespace=config.cache.namespace, ttl_s=config.cache.ttl_s
+        )
+    return provider

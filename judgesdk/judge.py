@@ -1,0 +1,202 @@
+"""The Judge: what applications call. ``score()``/``ascore()`` for one item, ``score_many()`` for many.
+
+A judge holds a fallback chain of providers (built lazily: a local model is loaded only when it is
+needed) and moves to the next one when a provider fails after its retries or cannot be built (no
+credentials). Each result names the provider that produced it. Async inside; the sync methods run
+on a private event loop owned by the judge, so sync callers never juggle loops and SDK clients stay on
+the loop they were created on. No global state: two judges share nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+from judgesdk.config import JudgeConfig, build_adapter, detect_chain, load_config, stack
+from judgesdk.errors import InputError, ProviderError
+from judgesdk.estimation import EstimationSettings
+from judgesdk.provider import Provider
+from judgesdk.scorers.likert import Aggregation, score_likert
+from judgesdk.templates import Template, load_template
+from judgesdk.types import Criterion, JudgeItem, JudgeResult, Scale
+
+T = TypeVar("T")
+ProviderSource = Provider | Callable[[], Provider]
+
+
+class Judge:
+    def __init__(
+        self,
+        providers: ProviderSource | Sequence[ProviderSource],
+        *,
+        template: str | Path | Template = "direct.likert",
+        method: Aggregation = "geval",
+        settings: EstimationSettings | None = None,
+        concurrency: int = 4,
+    ) -> None:
+        chain = list(providers) if isinstance(providers, Sequence) else [providers]
+        if not chain:
+            raise InputError("a Judge needs at least one provider")
+        if concurrency < 1:
+            raise InputError(f"concurrency must be at least 1, got {concurrency}")
+        self._sources: list[ProviderSource] = chain
+        self._built: dict[int, Provider] = {}
+        self._broken: dict[int, str] = {}
+        self.template = template if isinstance(template, Template) else load_template(template)
+        self.method: Aggregation = method
+        self.settings = settings or EstimationSettings()
+        self.concurrency = concurrency
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+
+    @classmethod
+    def from_config(cls, source: str | Path | Mapping[str, Any] | JudgeConfig | None = None) -> "Judge":
+        """A judge from a TOML/YAML path, a mapping or a :class:`JudgeConfig` (plus ``JUDGESDK_*`` variables)."""
+        import os
+
+        config = load_config(source)
+        chain = config.providers or detect_chain(os.environ)
+        factories = [_factory(pc, config) for pc in chain]
+        return cls(
+            factories,
+            template=config.template,
+            method=config.method,
+            settings=config.estimation,
+            concurrency=config.concurrency,
+        )
+
+    # -- async API -------------------------------------------------------------------------------
+
+    async def ascore(
+        self,
+        output: str,
+        *,
+        source: str | None = None,
+        context: str | None = None,
+        reference: str | None = None,
+        criterion: Criterion | str = "overall quality",
+        method: Aggregation | None = None,
+        item_id: str | None = None,
+    ) -> JudgeResult:
+        item = JudgeItem(output=output, source=source, context=context, reference=reference, id=item_id)
+        return await self._judge(item, as_criterion(criterion), method or self.method)
+
+    async def ascore_many(
+        self,
+        items: Iterable[JudgeItem | Mapping[str, Any]],
+        *,
+        criterion: Criterion | str = "overall quality",
+        method: Aggregation | None = None,
+        on_result: Callable[[int, JudgeResult], None] | None = None,
+    ) -> list[JudgeResult]:
+        """Judge many items with at most ``concurrency`` in flight; results in input order.
+
+        A failing item becomes a result with status ``error``; every other result is still returned
+        (and handed to ``on_result`` as soon as it exists, so callers can persist progress).
+        """
+        parsed = [item if isinstance(item, JudgeItem) else JudgeItem.model_validate(item) for item in items]
+        gate = asyncio.Semaphore(self.concurrency)
+        crit = as_criterion(criterion)
+
+        async def one(index: int, item: JudgeItem) -> JudgeResult:
+            async with gate:
+                result = await self._judge(item, crit, method or self.method)
+            if on_result is not None:
+                on_result(index, result)
+            return result
+
+        return list(await asyncio.gather(*(one(i, item) for i, item in enumerate(parsed))))
+
+    async def aclose(self) -> None:
+        for provider in self._built.values():
+            await provider.aclose()
+        self._built.clear()
+
+    # -- sync API --------------------------------------------------------------------------------
+
+    def score(self, output: str, **kwargs: Any) -> JudgeResult:
+        return self._sync(self.ascore(output, **kwargs))
+
+    def score_many(self, items: Iterable[JudgeItem | Mapping[str, Any]], **kwargs: Any) -> list[JudgeResult]:
+        return self._sync(self.ascore_many(items, **kwargs))
+
+    def close(self) -> None:
+        if self._loop is not None:
+            self._sync(self.aclose())
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            if self._thread is not None:
+                self._thread.join(timeout=10)
+            self._loop.close()
+            self._loop = None
+
+    def __enter__(self) -> "Judge":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _sync(self, coro: Awaitable[T]) -> T:
+        if self._loop is None:
+            self._loop = asyncio.new_event_loop()
+            self._thread = threading.Thread(target=self._loop.run_forever, name="judgesdk-loop", daemon=True)
+            self._thread.start()
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result()  # type: ignore[arg-type]
+
+    # -- the chain -------------------------------------------------------------------------------
+
+    def _provider(self, index: int) -> Provider:
+        if index not in self._built:
+            source = self._sources[index]
+            self._built[index] = source() if callable(source) and not hasattr(source, "generate") else source  # type: ignore[assignment]
+        return self._built[index]
+
+    async def _judge(self, item: JudgeItem, criterion: Criterion, method: Aggregation) -> JudgeResult:
+        started = time.perf_counter()
+        failures: list[str] = []
+        for index in range(len(self._sources)):
+            if index in self._broken:
+                failures.append(self._broken[index])
+                continue
+            try:
+                provider = self._provider(index)
+            except ProviderError as exc:  # e.g. no credentials: skip this provider for the judge's lifetime
+                self._broken[index] = f"provider {index} unavailable: {exc}"
+                failures.append(self._broken[index])
+                continue
+            try:
+                result = await score_likert(provider, item, criterion, self.template, method, self.settings)
+            except ProviderError as exc:
+                failures.append(f"{provider.kind}/{provider.model} failed: {exc}")
+                continue
+            if failures:
+                result = result.model_copy(update={"notes": [*failures, *result.notes]})
+            return result
+        return JudgeResult(
+            score=None,
+            status="error",
+            criterion=criterion.name,
+            method=method,
+            error="; ".join(failures),
+            latency_s=time.perf_counter() - started,
+            item_id=item.id,
+        )
+
+
+def _factory(config: Any, judge_config: JudgeConfig) -> Callable[[], Provider]:
+    def build() -> Provider:
+        return stack(build_adapter(config), judge_config)
+
+    return build
+
+
+def as_criterion(criterion: Criterion | str) -> Criterion:
+    """A criterion object from itself or a bare name (then judged on a 1-5 scale with the name as definition)."""
+    if isinstance(criterion, Criterion):
+        return criterion
+    if isinstance(criterion, str) and criterion.strip():
+        return Criterion(name=criterion, description=criterion, scale=Scale.likert(1, 5))
+    raise InputError(f"criterion must be a Criterion or a non-empty name, got {criterion!r}")

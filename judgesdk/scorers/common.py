@@ -1,0 +1,46 @@
+"""Steps every scorer shares: the template's variables for an item, and an estimate turned into a result."""
+
+from __future__ import annotations
+
+from judgesdk.estimation import Estimate
+from judgesdk.types import Criterion, JudgeItem, JudgeResult
+
+
+def template_values(item: JudgeItem, criterion: Criterion) -> dict[str, object]:
+    """Values for the documented placeholder names (see prompts/README.md). Absent fields stay None, so a
+    template that needs one fails with a typed error naming it."""
+    return {
+        "output": item.output,
+        "source": item.source,
+        "context": item.context,
+        "reference": item.reference,
+        "criterion": criterion.name,
+        "definition": criterion.description or criterion.name,
+        "scale_low": _number(criterion.scale.low),
+        "scale_high": _number(criterion.scale.high),
+    }
+
+
+def _number(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else str(value)
+
+
+def result_from_estimate(estimate: Estimate, criterion: Criterion, method: str, item: JudgeItem) -> JudgeResult:
+    """A score only where there is a distribution; a low-coverage estimate keeps its score and its status."""
+    distribution = estimate.distribution
+    return JudgeResult(
+        score=distribution.expected if distribution is not None else None,
+        status=estimate.status,
+        criterion=criterion.name,
+        method=f"{method}/{estimate.method}",
+        method_reason=estimate.reason,
+        distribution=distribution,
+        raw=estimate.texts,
+        provider=estimate.provider,
+        model=estimate.model,
+        cached=estimate.cached,
+        usage=estimate.usage,
+        latency_s=estimate.latency_s,
+        notes=estimate.notes,
+        item_id=item.id,
+    )

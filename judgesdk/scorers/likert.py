@@ -1,0 +1,50 @@
+"""Direct Likert scoring of one criterion (002 §3): the judge states a score on the criterion's scale.
+
+The three aggregations of 002 (eq. 1-3) differ only in how the answer's distribution is read:
+
+* ``geval`` (002's Logprob, G-Eval): expected value of the label distribution, from exact label
+  probabilities or top-k logprobs (sampling when the provider has neither);
+* ``direct``: the single greedy answer, parsed;
+* ``sampling`` (002's Approximation): mean of n answers sampled at temperature T.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from judgesdk.estimation import EstimationSettings, estimate
+from judgesdk.provider import Provider
+from judgesdk.scorers.common import result_from_estimate, template_values
+from judgesdk.errors import InputError
+from judgesdk.templates import Template, bundled_template_ids, load_template
+from judgesdk.types import Criterion, JudgeItem, JudgeResult
+
+Aggregation = Literal["geval", "direct", "sampling"]
+_METHOD_OF = {"direct": "parsed", "sampling": "sampling"}
+
+
+async def score_likert(
+    provider: Provider,
+    item: JudgeItem,
+    criterion: Criterion,
+    template: Template,
+    aggregation: Aggregation = "geval",
+    settings: EstimationSettings | None = None,
+) -> JudgeResult:
+    settings = settings or EstimationSettings()
+    if aggregation in _METHOD_OF:
+        settings = settings.model_copy(update={"method": _METHOD_OF[aggregation]})
+    template = without_source_variant(template) if item.source is None else template
+    messages = template.render(**template_values(item, criterion))
+    found = await estimate(provider, messages, criterion.scale, settings, tags=template.tags())
+    return result_from_estimate(found, criterion, aggregation, item)
+
+
+def without_source_variant(template: Template) -> Template:
+    """The ``<id>.no_source`` variant of a template that needs a source, for items judged without one."""
+    if "source" not in template.variables:
+        return template
+    variant = f"{template.id}.no_source"
+    if variant not in bundled_template_ids():
+        raise InputError(f"template {template.id!r} needs a source text and has no {variant!r} variant: pass source=...")
+    return load_template(variant)

@@ -1,0 +1,59 @@
+"""Error classification shared by the adapters over Stainless-style SDKs (openai, anthropic, litellm).
+
+Each SDK raises a status error carrying ``status_code``, ``response.headers`` and ``body``, and a
+connection error (timeouts included) without one. Both are turned into judgesdk's typed errors so one
+retry policy decides for every backend.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from judgesdk.errors import ProviderError, TransientError, error_from_status
+from judgesdk.provider import TokenLogprob, TopLogprob, Usage
+
+
+def classify(exc: Exception, provider: str) -> ProviderError:
+    status = getattr(exc, "status_code", None)
+    if isinstance(status, int):
+        response = getattr(exc, "response", None)
+        return error_from_status(
+            status,
+            getattr(exc, "message", None) or str(exc),
+            provider=provider,
+            headers=getattr(response, "headers", None),
+            body=getattr(exc, "body", None),
+        )
+    return TransientError(f"{provider}: {type(exc).__name__}: {exc}", provider=provider)
+
+
+def field(obj: Any, name: str, default: Any = None) -> Any:
+    """Attribute or key: litellm hands back SDK objects or plain dicts depending on the backend."""
+    if isinstance(obj, dict):
+        return obj.get(name, default)
+    return getattr(obj, name, default)
+
+
+def chat_logprob_tokens(logprobs: Any) -> list[TokenLogprob] | None:
+    """Tokens of a chat completion choice's ``logprobs.content`` (OpenAI wire format), or None if absent."""
+    content = field(logprobs, "content")
+    if not content:
+        return None
+    return [
+        TokenLogprob(
+            token=field(t, "token", ""),
+            logprob=field(t, "logprob", 0.0),
+            top=[TopLogprob(token=field(a, "token", ""), logprob=field(a, "logprob", 0.0)) for a in field(t, "top_logprobs") or []],
+        )
+        for t in content
+    ]
+
+
+def chat_usage(usage: Any) -> Usage:
+    details = field(usage, "prompt_tokens_details")
+    return Usage(
+        input_tokens=field(usage, "prompt_tokens", 0) or 0,
+        output_tokens=field(usage, "completion_tokens", 0) or 0,
+        cached_input_tokens=field(details, "cached_tokens", 0) or 0,
+        calls=1,
+    )

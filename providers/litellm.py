@@ -1,0 +1,123 @@
+"""LiteLLM's ``acompletion``: one adapter for the hundred backends LiteLLM routes to.
+
+Logprobs are passed through where the backend returns them. LiteLLM's ``drop_params`` can silently remove
+``logprobs`` for a backend that does not take it; this adapter asks LiteLLM up front which parameters the
+backend supports, and checks every response, so a missing distribution is recorded, never hidden.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+from judgesdk.errors import CapabilityError, PermanentError
+from judgesdk.provider import Capabilities, Choice, GenerateRequest, GenerateResponse, fold_prefill
+from judgesdk.providers._sdk import chat_logprob_tokens, chat_usage, classify, field
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # never fetch the price map at import
+
+try:
+    import litellm
+except ImportError:  # pragma: no cover - exercised only without the extra
+    litellm = None  # type: ignore[assignment]
+
+LOGPROBS_DROPPED = "logprobs requested but the backend returned none (dropped by litellm or unsupported)"
+
+
+def detect_capabilities(model: str) -> Capabilities:
+    """Ask LiteLLM which OpenAI parameters the backend of ``model`` supports."""
+    try:
+        supported = set(litellm.get_supported_openai_params(model=model) or [])
+    except Exception:  # litellm raises for unknown providers; then assume the plain minimum
+        supported = set()
+    logprobs = "logprobs" in supported
+    return Capabilities(
+        logprobs=logprobs,
+        max_top_logprobs=20 if "top_logprobs" in supported else 0,
+        multiple_samples="n" in supported,
+        seed="seed" in supported,
+    )
+
+
+class LiteLLMProvider:
+    kind = "litellm"
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        timeout_s: float = 60.0,
+        drop_params: bool = True,
+        capabilities: Capabilities | None = None,
+    ) -> None:
+        if litellm is None:
+            raise PermanentError("the litellm provider needs the 'litellm' extra: pip install 'judgesdk[litellm]'")
+        self.model = model
+        self.endpoint = base_url or f"litellm:{model.split('/')[0]}"
+        self.capabilities = capabilities or detect_capabilities(model)
+        self._base_url = base_url
+        self._api_key = api_key
+        self._timeout_s = timeout_s
+        self._drop_params = drop_params
+
+    async def generate(self, request: GenerateRequest) -> GenerateResponse:
+        if request.labels is not None or request.continuation is not None:
+            raise CapabilityError("litellm gives no exact label or prompt probabilities; use logprobs", provider=self.kind)
+        params = self._params(request)
+        started = time.perf_counter()
+        try:
+            raw = await litellm.acompletion(**params)
+        except Exception as exc:  # litellm maps backend errors to OpenAI-style exceptions with status_code
+            if isinstance(exc, (TypeError, ValueError)) and getattr(exc, "status_code", None) is None:
+                raise PermanentError(f"{self.kind}: {exc}", provider=self.kind) from exc
+            raise classify(exc, self.kind) from exc
+        choices = [
+            Choice(
+                text=field(field(c, "message"), "content") or "",
+                tokens=chat_logprob_tokens(field(c, "logprobs")) if request.top_logprobs else None,
+                finish_reason=field(c, "finish_reason"),
+            )
+            for c in field(raw, "choices") or []
+        ]
+        notes = []
+        if request.top_logprobs and any(c.tokens is None for c in choices):
+            notes.append(LOGPROBS_DROPPED)
+        return GenerateResponse(
+            choices=choices,
+            usage=chat_usage(field(raw, "usage")),
+            latency_s=time.perf_counter() - started,
+            provider=self.kind,
+            model=self.model,
+            notes=notes,
+        )
+
+    def _params(self, request: GenerateRequest) -> dict[str, Any]:
+        messages = fold_prefill(request.messages)
+        params: dict[str, Any] = {
+            "model": self.model,
+            "messages": [m.model_dump() for m in messages],
+            "max_tokens": request.max_tokens,
+            "temperature": request.temperature,
+            "timeout": self._timeout_s,
+            "num_retries": 0,
+            "drop_params": self._drop_params,
+        }
+        optional = {
+            "top_p": request.top_p,
+            "n": request.n if request.n > 1 else None,
+            "seed": request.seed,
+            "stop": list(request.stop) or None,
+            "api_base": self._base_url,
+            "api_key": self._api_key,
+        }
+        params.update({k: v for k, v in optional.items() if v is not None})
+        if request.top_logprobs:
+            params["logprobs"] = True
+            params["top_logprobs"] = min(request.top_logprobs, self.capabilities.max_top_logprobs or 20)
+        return params
+
+    async def aclose(self) -> None:
+        return None

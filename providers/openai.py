@@ -1,0 +1,172 @@
+"""OpenAI-compatible APIs: OpenAI itself, and any ``base_url`` speaking its wire format (vLLM, llama.cpp
+server, Ollama, LiteLLM proxy).
+
+``api="chat"`` uses ``/chat/completions`` (``logprobs`` + ``top_logprobs`` up to 20); ``api="completions"``
+uses ``/completions`` with plain text (``logprobs=k``), which base models need and which also gives the
+log-likelihood of a continuation through ``echo``. The SDK's own retries are off: judgesdk's retry
+wrapper decides.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any, Literal
+
+from judgesdk.errors import AuthError, CapabilityError, PermanentError
+from judgesdk.provider import (
+    Capabilities,
+    Choice,
+    GenerateRequest,
+    GenerateResponse,
+    TokenLogprob,
+    TopLogprob,
+    as_text,
+    fold_prefill,
+)
+from judgesdk.providers._sdk import chat_usage, chat_logprob_tokens, classify
+
+try:
+    import openai
+except ImportError:  # pragma: no cover - exercised only without the extra
+    openai = None  # type: ignore[assignment]
+
+
+def default_capabilities(api: str) -> Capabilities:
+    return Capabilities(
+        logprobs=True,
+        max_top_logprobs=20 if api == "chat" else 5,
+        multiple_samples=True,
+        seed=True,
+        loglikelihood=api == "completions",
+    )
+
+
+class OpenAIProvider:
+    kind = "openai"
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        api: Literal["chat", "completions"] = "chat",
+        timeout_s: float = 60.0,
+        capabilities: Capabilities | None = None,
+    ) -> None:
+        if openai is None:
+            raise PermanentError("the openai provider needs the 'openai' extra: pip install 'judgesdk[openai]'")
+        key = api_key or os.environ.get("OPENAI_API_KEY")
+        if not key and base_url is None:
+            raise AuthError("the openai provider needs OPENAI_API_KEY (or api_key=...) for api.openai.com", provider=self.kind)
+        self.model = model
+        self.api = api
+        self.endpoint = base_url or "https://api.openai.com/v1"
+        self.capabilities = capabilities or default_capabilities(api)
+        self._client = openai.AsyncOpenAI(
+            api_key=key or "not-needed", base_url=base_url, timeout=timeout_s, max_retries=0
+        )
+
+    async def generate(self, request: GenerateRequest) -> GenerateResponse:
+        if request.labels is not None:
+            raise CapabilityError("exact label scoring needs a local model; use logprobs over this API", provider=self.kind)
+        started = time.perf_counter()
+        try:
+            if request.continuation is not None:
+                response = await self._loglikelihood(request)
+            elif self.api == "chat":
+                response = await self._chat(request)
+            else:
+                response = await self._completion(request)
+        except openai.APIError as exc:
+            raise classify(exc, self.kind) from exc
+        response.latency_s = time.perf_counter() - started
+        if len(response.choices) < request.n and request.continuation is None:
+            response.notes.append(f"backend returned {len(response.choices)} of n={request.n} choices")
+        return response
+
+    def _sampling(self, request: GenerateRequest) -> dict[str, Any]:
+        params: dict[str, Any] = {"model": self.model, "max_tokens": request.max_tokens, "temperature": request.temperature}
+        if request.top_p is not None:
+            params["top_p"] = request.top_p
+        if request.n > 1:
+            params["n"] = request.n
+        if request.seed is not None:
+            params["seed"] = request.seed
+        if request.stop:
+            params["stop"] = list(request.stop)
+        return params
+
+    async def _chat(self, request: GenerateRequest) -> GenerateResponse:
+        params = self._sampling(request)
+        if request.top_logprobs:
+            params["logprobs"] = True
+            params["top_logprobs"] = min(request.top_logprobs, self.capabilities.max_top_logprobs)
+        messages = request.messages if self.capabilities.prefill else fold_prefill(request.messages)
+        raw = await self._client.chat.completions.create(
+            messages=[m.model_dump() for m in messages], **params
+        )
+        choices = [
+            Choice(
+                text=c.message.content or "",
+                tokens=chat_logprob_tokens(c.logprobs) if request.top_logprobs else None,
+                finish_reason=c.finish_reason,
+            )
+            for c in raw.choices
+        ]
+        return self._response(choices, raw.usage)
+
+    async def _completion(self, request: GenerateRequest) -> GenerateResponse:
+        params = self._sampling(request)
+        if request.top_logprobs:
+            params["logprobs"] = min(request.top_logprobs, self.capabilities.max_top_logprobs)
+        raw = await self._client.completions.create(prompt=as_text(request.messages), **params)
+        choices = [
+            Choice(
+                text=c.text or "",
+                tokens=_completion_tokens(c.logprobs) if request.top_logprobs else None,
+                finish_reason=c.finish_reason,
+            )
+            for c in raw.choices
+        ]
+        return self._response(choices, raw.usage)
+
+    async def _loglikelihood(self, request: GenerateRequest) -> GenerateResponse:
+        """Prompt-token logprobs through ``echo``: the continuation's tokens are those past the prompt's end."""
+        if not self.capabilities.loglikelihood:
+            raise CapabilityError("log-likelihood needs api='completions' on a server that supports echo", provider=self.kind)
+        prompt = as_text(request.messages)
+        raw = await self._client.completions.create(
+            model=self.model, prompt=prompt + request.continuation, max_tokens=1, temperature=0.0, echo=True, logprobs=1
+        )
+        logprobs = raw.choices[0].logprobs if raw.choices else None
+        if logprobs is None or not logprobs.token_logprobs:
+            raise CapabilityError("the server returned no prompt logprobs for echo=True", provider=self.kind)
+        end = len(prompt) + len(request.continuation or "")
+        tokens = [
+            TokenLogprob(token=tok, logprob=lp)
+            for tok, lp, offset in zip(logprobs.tokens, logprobs.token_logprobs, logprobs.text_offset or [])
+            if len(prompt) <= offset < end and lp is not None
+        ]
+        return self._response([], raw.usage, continuation_tokens=tokens)
+
+    def _response(self, choices: list[Choice], usage: Any, **extra: Any) -> GenerateResponse:
+        return GenerateResponse(choices=choices, usage=chat_usage(usage), provider=self.kind, model=self.model, **extra)
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+
+def _completion_tokens(logprobs: Any) -> list[TokenLogprob] | None:
+    if logprobs is None or not logprobs.tokens:
+        return None
+    tops = logprobs.top_logprobs or [None] * len(logprobs.tokens)
+    return [
+        TokenLogprob(
+            token=tok,
+            logprob=lp if lp is not None else 0.0,
+            top=[TopLogprob(token=k, logprob=v) for k, v in (top or {}).items()],
+        )
+        for tok, lp, top in zip(logprobs.tokens, logprobs.token_logprobs, tops)
+    ]
