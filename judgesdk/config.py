@@ -68,8 +68,9 @@ class JudgeConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     providers: list[ProviderConfig] = Field(default_factory=list)
-    template: str = "direct.likert"
-    method: Literal["geval", "direct", "sampling"] = "geval"
+    template: str | None = None  # None: each method's own default template
+    method: str = "geval"
+    dataset: str | None = None  # selects dataset-specific prompt variants where a paper prints them
     concurrency: int = Field(default=4, ge=1)
     retry: RetryPolicy = Field(default_factory=RetryPolicy)
     cache: CacheConfig = Field(default_factory=CacheConfig)

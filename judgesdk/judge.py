@@ -20,7 +20,8 @@ from judgesdk.config import JudgeConfig, build_adapter, detect_chain, load_confi
 from judgesdk.errors import InputError, ProviderError
 from judgesdk.estimation import EstimationSettings
 from judgesdk.provider import Provider
-from judgesdk.scorers.likert import Aggregation, score_likert
+from judgesdk.scorers import scorer_for
+from judgesdk.scorers.common import ScorerOptions
 from judgesdk.templates import Template, load_template
 from judgesdk.types import Criterion, JudgeItem, JudgeResult, Scale
 
@@ -33,8 +34,9 @@ class Judge:
         self,
         providers: ProviderSource | Sequence[ProviderSource],
         *,
-        template: str | Path | Template = "direct.likert",
-        method: Aggregation = "geval",
+        template: str | Path | Template | None = None,
+        method: str = "geval",
+        dataset: str | None = None,
         settings: EstimationSettings | None = None,
         concurrency: int = 4,
     ) -> None:
@@ -46,9 +48,13 @@ class Judge:
         self._sources: list[ProviderSource] = chain
         self._built: dict[int, Provider] = {}
         self._broken: dict[int, str] = {}
-        self.template = template if isinstance(template, Template) else load_template(template)
-        self.method: Aggregation = method
-        self.settings = settings or EstimationSettings()
+        scorer_for(method)  # fail now on an unknown method, not at the first item
+        self.options = ScorerOptions(
+            settings=settings or EstimationSettings(),
+            template=None if template is None else _template(template),
+            dataset=dataset,
+        )
+        self.method = method
         self.concurrency = concurrency
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -65,6 +71,7 @@ class Judge:
             factories,
             template=config.template,
             method=config.method,
+            dataset=config.dataset,
             settings=config.estimation,
             concurrency=config.concurrency,
         )
@@ -79,7 +86,7 @@ class Judge:
         context: str | None = None,
         reference: str | None = None,
         criterion: Criterion | str = "overall quality",
-        method: Aggregation | None = None,
+        method: str | None = None,
         item_id: str | None = None,
     ) -> JudgeResult:
         item = JudgeItem(output=output, source=source, context=context, reference=reference, id=item_id)
@@ -90,7 +97,7 @@ class Judge:
         items: Iterable[JudgeItem | Mapping[str, Any]],
         *,
         criterion: Criterion | str = "overall quality",
-        method: Aggregation | None = None,
+        method: str | None = None,
         on_result: Callable[[int, JudgeResult], None] | None = None,
     ) -> list[JudgeResult]:
         """Judge many items with at most ``concurrency`` in flight; results in input order.
@@ -154,8 +161,28 @@ class Judge:
             self._built[index] = source() if callable(source) and not hasattr(source, "generate") else source  # type: ignore[assignment]
         return self._built[index]
 
-    async def _judge(self, item: JudgeItem, criterion: Criterion, method: Aggregation) -> JudgeResult:
+    async def _judge(self, item: JudgeItem, criterion: Criterion, method: str) -> JudgeResult:
+        scorer = scorer_for(method)
         started = time.perf_counter()
+        try:
+            result, failures = await self._first_success(lambda p: scorer(p, item, criterion, self.options, method))
+        except _ChainFailed as exc:
+            return JudgeResult(
+                score=None,
+                status="error",
+                criterion=criterion.name,
+                method=method,
+                error=str(exc),
+                latency_s=time.perf_counter() - started,
+                item_id=item.id,
+            )
+        return result.model_copy(update={"notes": [*failures, *result.notes]}) if failures else result
+
+    async def _first_success(self, call: Callable[[Provider], Awaitable[T]]) -> tuple[T, list[str]]:
+        """Run ``call`` on the first provider of the chain that can be built and does not fail.
+
+        Returns the value and what failed before it; raises ``_ChainFailed`` when every provider failed.
+        """
         failures: list[str] = []
         for index in range(len(self._sources)):
             if index in self._broken:
@@ -168,22 +195,18 @@ class Judge:
                 failures.append(self._broken[index])
                 continue
             try:
-                result = await score_likert(provider, item, criterion, self.template, method, self.settings)
+                return await call(provider), failures
             except ProviderError as exc:
                 failures.append(f"{provider.kind}/{provider.model} failed: {exc}")
-                continue
-            if failures:
-                result = result.model_copy(update={"notes": [*failures, *result.notes]})
-            return result
-        return JudgeResult(
-            score=None,
-            status="error",
-            criterion=criterion.name,
-            method=method,
-            error="; ".join(failures),
-            latency_s=time.perf_counter() - started,
-            item_id=item.id,
-        )
+        raise _ChainFailed("; ".join(failures))
+
+
+class _ChainFailed(Exception):
+    """Every provider of the chain failed; the message lists why."""
+
+
+def _template(template: str | Path | Template) -> Template:
+    return template if isinstance(template, Template) else load_template(template)
 
 
 def _factory(config: Any, judge_config: JudgeConfig) -> Callable[[], Provider]:

@@ -9,9 +9,10 @@ from __future__ import annotations
 import os
 import time
 
+from judgesdk.providers._sdk import classify
+
 from judgesdk.errors import AuthError, CapabilityError, PermanentError
 from judgesdk.provider import Capabilities, Choice, GenerateRequest, GenerateResponse, Usage
-from judgesdk.providers._sdk import classify
 
 try:
     import anthropic

@@ -11,9 +11,10 @@ import os
 import time
 from typing import Any
 
+from judgesdk.providers._sdk import chat_logprob_tokens, chat_usage, classify, field
+
 from judgesdk.errors import CapabilityError, PermanentError
 from judgesdk.provider import Capabilities, Choice, GenerateRequest, GenerateResponse, fold_prefill
-from judgesdk.providers._sdk import chat_logprob_tokens, chat_usage, classify, field
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # never fetch the price map at import
 

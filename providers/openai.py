@@ -13,6 +13,8 @@ import os
 import time
 from typing import Any, Literal
 
+from judgesdk.providers._sdk import chat_logprob_tokens, chat_usage, classify
+
 from judgesdk.errors import AuthError, CapabilityError, PermanentError
 from judgesdk.provider import (
     Capabilities,
@@ -24,7 +26,6 @@ from judgesdk.provider import (
     as_text,
     fold_prefill,
 )
-from judgesdk.providers._sdk import chat_usage, chat_logprob_tokens, classify
 
 try:
     import openai

@@ -13,7 +13,7 @@ import random
 import time
 from collections.abc import Callable, Mapping, Sequence
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
 from judgesdk.errors import InputError
 from judgesdk.provider import (

@@ -118,3 +118,10 @@ def test_bad_input_is_a_typed_error():
         Judge([])
     with pytest.raises(InputError, match="no template"):
         Judge(scripted(), template="no.such.template")
+
+
+def test_unknown_method_is_rejected_up_front():
+    with pytest.raises(InputError, match="unknown method"):
+        Judge(scripted(), method="vibes")
+    with Judge(scripted()) as judge, pytest.raises(InputError, match="unknown method"):
+        judge.score("x", source="y", method="vibes")

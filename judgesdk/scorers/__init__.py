@@ -1,2 +1,44 @@
-"""Scorer strategies: each builds prompts from a template, asks for a label distribution or a
-generation, and returns a :class:`judgesdk.types.JudgeResult`. Shared steps live in ``common``."""
+"""Scorer strategies: each builds prompts from a template, asks the provider layer for a label
+distribution or a generation, and returns a :class:`judgesdk.types.JudgeResult`.
+
+Every scorer module exposes one coroutine with the same contract::
+
+    async def score(provider, item, criterion, options: ScorerOptions, method: str) -> JudgeResult
+
+and is found by method name through :func:`scorer_for` (imported lazily, so a method's dependencies
+load only when it is used). Shared steps live in ``common``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Awaitable, Callable
+
+from judgesdk.errors import InputError
+from judgesdk.provider import Provider
+from judgesdk.scorers.common import ScorerOptions
+from judgesdk.types import Criterion, JudgeItem, JudgeResult
+
+ScoreFn = Callable[[Provider, JudgeItem, Criterion, ScorerOptions, str], Awaitable[JudgeResult]]
+
+# method name -> module under judgesdk.scorers
+METHODS: dict[str, str] = {
+    "geval": "likert",
+    "direct": "likert",
+    "sampling": "likert",
+    "rts": "rts_mcq",
+    "mcq": "rts_mcq",
+    "likelihood": "likelihood",
+    "synthetic": "synthetic",
+    "fusion": "fusion",
+}
+
+
+def scorer_for(method: str) -> ScoreFn:
+    if method not in METHODS:
+        raise InputError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
+    try:
+        module = importlib.import_module(f"judgesdk.scorers.{METHODS[method]}")
+    except ModuleNotFoundError as exc:
+        raise InputError(f"method {method!r} is not available in this build: {exc}") from exc
+    return module.score

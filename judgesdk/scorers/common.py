@@ -2,8 +2,33 @@
 
 from __future__ import annotations
 
-from judgesdk.estimation import Estimate
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from judgesdk.estimation import Estimate, EstimationSettings
+from judgesdk.templates import Template, load_template
 from judgesdk.types import Criterion, JudgeItem, JudgeResult
+
+
+class ScorerOptions(BaseModel):
+    """What a scorer may be told beyond the item and criterion.
+
+    ``template`` overrides the scorer's default template; ``dataset`` selects dataset-specific prompt
+    variants where a paper prints them (``<id>.<dataset>``); ``extra`` holds method-specific settings
+    (e.g. ladder size, number of Fusion-Eval predictions), documented by each scorer.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    settings: EstimationSettings = Field(default_factory=EstimationSettings)
+    template: Template | None = None
+    dataset: str | None = None
+    extra: dict[str, Any] = Field(default_factory=dict)
+
+    def template_or(self, default_id: str | Path) -> Template:
+        return self.template if self.template is not None else load_template(default_id)
 
 
 def template_values(item: JudgeItem, criterion: Criterion) -> dict[str, object]:

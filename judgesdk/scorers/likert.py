@@ -10,34 +10,29 @@ The three aggregations of 002 (eq. 1-3) differ only in how the answer's distribu
 
 from __future__ import annotations
 
-from typing import Literal
-
-from judgesdk.estimation import EstimationSettings, estimate
-from judgesdk.provider import Provider
-from judgesdk.scorers.common import result_from_estimate, template_values
 from judgesdk.errors import InputError
+from judgesdk.estimation import estimate
+from judgesdk.provider import Provider
+from judgesdk.scorers.common import ScorerOptions, result_from_estimate, template_values
 from judgesdk.templates import Template, bundled_template_ids, load_template
 from judgesdk.types import Criterion, JudgeItem, JudgeResult
 
-Aggregation = Literal["geval", "direct", "sampling"]
 _METHOD_OF = {"direct": "parsed", "sampling": "sampling"}
+DEFAULT_TEMPLATE = "direct.likert"
 
 
-async def score_likert(
-    provider: Provider,
-    item: JudgeItem,
-    criterion: Criterion,
-    template: Template,
-    aggregation: Aggregation = "geval",
-    settings: EstimationSettings | None = None,
+async def score(
+    provider: Provider, item: JudgeItem, criterion: Criterion, options: ScorerOptions, method: str = "geval"
 ) -> JudgeResult:
-    settings = settings or EstimationSettings()
-    if aggregation in _METHOD_OF:
-        settings = settings.model_copy(update={"method": _METHOD_OF[aggregation]})
+    """Score ``item`` on ``criterion`` with aggregation ``method`` (geval, direct or sampling)."""
+    settings = options.settings
+    if method in _METHOD_OF:
+        settings = settings.model_copy(update={"method": _METHOD_OF[method]})
+    template = options.template_or(DEFAULT_TEMPLATE)
     template = without_source_variant(template) if item.source is None else template
     messages = template.render(**template_values(item, criterion))
     found = await estimate(provider, messages, criterion.scale, settings, tags=template.tags())
-    return result_from_estimate(found, criterion, aggregation, item)
+    return result_from_estimate(found, criterion, method, item)
 
 
 def without_source_variant(template: Template) -> Template:
