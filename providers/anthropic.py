@@ -22,6 +22,20 @@ except ImportError:  # pragma: no cover - exercised only without the extra
 DEFAULT_CAPABILITIES = Capabilities(prefill=True)
 
 
+def sampling_body(request: GenerateRequest) -> dict[str, float]:
+    """Sampling parameters that differ from the API's defaults (temperature 1.0, no top_p).
+
+    Recent SDKs no longer list ``temperature``/``top_p`` as arguments, so they travel in the body, and only
+    when they change something: sampling at the default T = 1.0 (002's Approximation) sends neither.
+    """
+    body: dict[str, float] = {}
+    if request.temperature != 1.0:
+        body["temperature"] = min(request.temperature, 1.0)
+    if request.top_p is not None:
+        body["top_p"] = request.top_p
+    return body
+
+
 class AnthropicProvider:
     kind = "anthropic"
 
@@ -54,9 +68,9 @@ class AnthropicProvider:
         params: dict = {"model": self.model, "max_tokens": max(request.max_tokens, 1), "messages": turns}
         if system:
             params["system"] = system
-        params["temperature"] = min(request.temperature, 1.0)
-        if request.top_p is not None:
-            params["top_p"] = request.top_p
+        sampling = sampling_body(request)
+        if sampling:
+            params["extra_body"] = sampling
         if request.stop:
             params["stop_sequences"] = list(request.stop)
         started = time.perf_counter()
