@@ -80,7 +80,12 @@ def parse_scale(text: str) -> Scale:
     return Scale.likert(low, high)
 
 
-def read_items(path: Path) -> list[JudgeItem]:
+_TEXT_FIELDS = ("output", "source", "context", "reference", "id")
+
+
+def read_items(path: Path) -> list[tuple[JudgeItem, dict[str, Any]]]:
+    """Items of a JSONL file, each with the line's other fields (``doc_id``, ``system_id``...) to carry
+    into its result line, so that results join back to their inputs (e.g. in ``meta-eval``)."""
     if not path.exists():
         raise InputError(f"input file {path} does not exist")
     items = []
@@ -93,11 +98,12 @@ def read_items(path: Path) -> list[JudgeItem]:
             raise InputError(f"{path}:{number}: not valid JSON ({exc.msg})") from exc
         if not isinstance(raw, dict) or "output" not in raw:
             raise InputError(f"{path}:{number}: each line must be an object with an 'output' field")
-        raw.setdefault("id", str(raw.get("id") or f"{raw.get('doc_id', '')}:{raw.get('system_id', '')}".strip(":") or number))
+        raw["id"] = str(raw.get("id") or f"{raw.get('doc_id', '')}:{raw.get('system_id', '')}".strip(":") or number)
         try:
-            items.append(JudgeItem(**{k: raw.get(k) for k in ("output", "source", "context", "reference", "id")}))
+            item = JudgeItem(**{k: raw.get(k) for k in _TEXT_FIELDS})
         except InputError as exc:
             raise InputError(f"{path}:{number}: {exc}") from exc
+        items.append((item, {k: v for k, v in raw.items() if k not in _TEXT_FIELDS and k != "scores"}))
     if not items:
         raise InputError(f"{path} has no items to judge")
     return items
@@ -127,7 +133,7 @@ def run_score(args: argparse.Namespace) -> int:
     items = read_items(args.input)
     criterion = Criterion(name=args.criterion, description=args.definition or args.criterion, scale=parse_scale(args.scale))
     done = _done_ids(args.output)
-    todo = [item for item in items if item.id not in done]
+    todo = [(item, extra) for item, extra in items if item.id not in done]
     judge = Judge.from_config(_config_mapping(args))
     sink = args.output.open("a", encoding="utf-8") if args.output else None
     results: list[JudgeResult] = []
@@ -136,7 +142,7 @@ def run_score(args: argparse.Namespace) -> int:
 
             def on_result(index: int, result: JudgeResult) -> None:
                 results.append(result)
-                line = json.dumps(_record(todo[index], result), ensure_ascii=False)
+                line = json.dumps(_record(*todo[index], result), ensure_ascii=False)
                 if sink is not None:
                     sink.write(line + "\n")
                     sink.flush()
@@ -144,7 +150,7 @@ def run_score(args: argparse.Namespace) -> int:
                     print(line)
                 advance()
 
-            judge.score_many(todo, criterion=criterion, on_result=on_result)
+            judge.score_many([item for item, _ in todo], criterion=criterion, on_result=on_result)
     finally:
         if sink is not None:
             sink.close()
@@ -154,8 +160,8 @@ def run_score(args: argparse.Namespace) -> int:
     return EXIT_OK if all(r.score is not None for r in results) else EXIT_INCOMPLETE
 
 
-def _record(item: JudgeItem, result: JudgeResult) -> dict[str, Any]:
-    record = result.model_dump(mode="json", exclude={"distribution"})
+def _record(item: JudgeItem, extra: dict[str, Any], result: JudgeResult) -> dict[str, Any]:
+    record = {**extra, **result.model_dump(mode="json", exclude={"distribution"})}
     record["id"] = item.id
     distribution = result.distribution
     if distribution is not None:

@@ -19,6 +19,10 @@ class InputError(JudgeSDKError):
     """
 
 
+class MissingDependencyError(JudgeSDKError, ImportError):
+    """An optional dependency is not installed; the message names the package to install."""
+
+
 class ConfigError(JudgeSDKError, ValueError):
     """A configuration file, mapping or environment variable is invalid."""
 

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel
 
-from judgesdk.errors import JudgeSDKError
+from judgesdk.errors import MissingDependencyError
 from judgesdk.meta._stats import METHODS
 from judgesdk.meta.correlation import Convention, LevelCorrelation, correlate, correlation_table
 from judgesdk.meta.items import Key, PairwiseJudgement, ScoredItem
@@ -59,10 +59,6 @@ __all__ = [
     "throughput",
     "write_report",
 ]
-
-
-class MissingDependencyError(JudgeSDKError, ImportError):
-    """An optional dependency is not installed; the message names the package to install."""
 
 
 class LengthBias(BaseModel):
