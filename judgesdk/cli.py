@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from judgesdk.errors import ConfigError, InputError, JudgeSDKError
+from judgesdk.runlog import append, done_ids, result_line
 from judgesdk.types import Criterion, JudgeItem, JudgeResult, Scale
 
 EXIT_OK, EXIT_INCOMPLETE, EXIT_USAGE = 0, 2, 3
@@ -41,6 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(metavar="COMMAND")
     _add_score(commands)
     _add_cache(commands)
+    _add_bench(commands)
     try:
         from judgesdk.meta.cli import register as register_meta
     except ImportError:  # pragma: no cover - meta-evaluation ships with the package
@@ -132,7 +134,7 @@ def run_score(args: argparse.Namespace) -> int:
 
     items = read_items(args.input)
     criterion = Criterion(name=args.criterion, description=args.definition or args.criterion, scale=parse_scale(args.scale))
-    done = _done_ids(args.output)
+    done = done_ids(args.output)
     todo = [(item, extra) for item, extra in items if item.id not in done]
     judge = Judge.from_config(_config_mapping(args))
     sink = args.output.open("a", encoding="utf-8") if args.output else None
@@ -142,12 +144,12 @@ def run_score(args: argparse.Namespace) -> int:
 
             def on_result(index: int, result: JudgeResult) -> None:
                 results.append(result)
-                line = json.dumps(_record(*todo[index], result), ensure_ascii=False)
+                item, extra = todo[index]
+                record = {**result_line(result, extra), "id": item.id}
                 if sink is not None:
-                    sink.write(line + "\n")
-                    sink.flush()
+                    append(sink, record)
                 else:
-                    print(line)
+                    print(json.dumps(record, ensure_ascii=False), flush=True)
                 advance()
 
             judge.score_many([item for item, _ in todo], criterion=criterion, on_result=on_result)
@@ -158,38 +160,6 @@ def run_score(args: argparse.Namespace) -> int:
     if not args.quiet:
         _summary(results, skipped=len(items) - len(todo))
     return EXIT_OK if all(r.score is not None for r in results) else EXIT_INCOMPLETE
-
-
-def _record(item: JudgeItem, extra: dict[str, Any], result: JudgeResult) -> dict[str, Any]:
-    record = {**extra, **result.model_dump(mode="json", exclude={"distribution"})}
-    record["id"] = item.id
-    distribution = result.distribution
-    if distribution is not None:
-        record["distribution"] = {
-            "method": distribution.method,
-            "probs": distribution.as_dict(),
-            "expected": distribution.expected,
-            "mode": distribution.mode,
-            "entropy": distribution.entropy,
-            "coverage": distribution.coverage,
-            "low_coverage": distribution.low_coverage,
-            "n_samples": distribution.n_samples,
-            "n_unparsed": distribution.n_unparsed,
-            "stderr": distribution.stderr,
-        }
-    return record
-
-
-def _done_ids(path: Path | None) -> set[str]:
-    if path is None or not path.exists():
-        return set()
-    done = set()
-    for line in path.read_text(encoding="utf-8").splitlines():
-        try:
-            done.add(str(json.loads(line)["id"]))
-        except (json.JSONDecodeError, KeyError, TypeError):
-            continue
-    return done
 
 
 class _progress:
@@ -237,6 +207,48 @@ def _summary(results: list[JudgeResult], skipped: int) -> None:
     for name, value in rows:
         table.add_row(name, value)
     _console().print(table)
+
+
+# -- bench -----------------------------------------------------------------------------------------
+
+
+def _add_bench(commands: Any) -> None:
+    p = commands.add_parser("bench", help="run a judge over a benchmark subset, then meta-evaluate it")
+    p.add_argument("--dataset", required=True, help="summeval, topicalchat, newsroom or hanna")
+    p.add_argument("--data-dir", type=Path, help="folder with <dataset>.jsonl (default: ../shared/data or $JUDGESDK_SHARED_DATA)")
+    p.add_argument("--docs", type=int, help="only the first N documents")
+    p.add_argument("--systems", help="comma list of system ids (default: all)")
+    p.add_argument("--criteria", help="comma list (default: every criterion of the dataset preset)")
+    p.add_argument("--method", default="geval", help="scoring method (default geval)")
+    p.add_argument("--config", type=Path, help="judge config (TOML/YAML)")
+    p.add_argument("--out", type=Path, default=Path("bench-out"), help="predictions folder (default ./bench-out)")
+    p.add_argument("--bootstrap", type=int, default=0, metavar="N", help="bootstrap CIs with N document resamples")
+    p.add_argument("--json", action="store_true", help="print one JSON object per criterion")
+    p.set_defaults(func=run_bench)
+
+
+def run_bench(args: argparse.Namespace) -> int:
+    from judgesdk import bench
+    from judgesdk.judge import Judge
+    from judgesdk.meta.cli import print_result
+    from judgesdk.meta.datasets import load_dataset
+    from judgesdk.presets import criteria_for, criterion
+
+    records = bench.select(
+        load_dataset(args.dataset, args.data_dir), docs=args.docs, systems=args.systems.split(",") if args.systems else None
+    )
+    wanted = [criterion(args.dataset, name) for name in args.criteria.split(",")] if args.criteria else criteria_for(args.dataset)
+    with Judge.from_config(args.config) as judge:
+        for crit in wanted:
+            path = bench.predictions_path(args.out, args.dataset, crit.name, args.method)
+            judged = bench.run_criterion(judge, records, crit, args.method, path)
+            result = bench.evaluate(records, crit, path, bootstrap=args.bootstrap)
+            if args.json:
+                print(result.model_dump_json())
+            else:
+                print(f"{crit.name}: judged {judged} now, {len(records) - judged} from earlier runs ({path})", file=sys.stderr)
+                print_result(result)
+    return EXIT_OK
 
 
 # -- cache -----------------------------------------------------------------------------------------

@@ -88,7 +88,8 @@ class OpenAIProvider:
         return response
 
     def _sampling(self, request: GenerateRequest) -> dict[str, Any]:
-        params: dict[str, Any] = {"model": self.model, "max_tokens": request.max_tokens, "temperature": request.temperature}
+        # at least 1: some servers (llama.cpp's) read max_tokens=0 as "unlimited"
+        params: dict[str, Any] = {"model": self.model, "max_tokens": max(request.max_tokens, 1), "temperature": request.temperature}
         if request.top_p is not None:
             params["top_p"] = request.top_p
         if request.n > 1:

@@ -1,0 +1,67 @@
+"""Run a judge over a human-annotated benchmark and meta-evaluate it (``judgesdk bench``).
+
+Predictions are written per criterion and method to ``<out>/<dataset>.<criterion>.<method>.jsonl`` as each
+one finishes, keyed by ``doc_id::system_id``; a re-run skips what is already there, so an interrupted
+benchmark resumes where it stopped. Items are judged document by document, so the local provider reuses
+each source's KV prefix across that document's outputs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from judgesdk.errors import InputError
+from judgesdk.judge import Judge
+from judgesdk.meta.datasets import HumanRecord
+from judgesdk.meta.evaluate import MetaEvalResult, load_predictions, meta_evaluate
+from judgesdk.runlog import append, done_ids, result_line
+from judgesdk.types import Criterion, JudgeItem
+
+
+def select(records: Sequence[HumanRecord], *, docs: int | None = None, systems: Sequence[str] | None = None) -> list[HumanRecord]:
+    """The first ``docs`` documents (file order) and only ``systems`` (all when None)."""
+    order = list(dict.fromkeys(r.doc_id for r in records))
+    keep_docs = set(order[:docs] if docs else order)
+    chosen = [r for r in records if r.doc_id in keep_docs and (not systems or r.system_id in systems)]
+    if not chosen:
+        raise InputError(f"no items left after selecting docs={docs} systems={list(systems or [])}")
+    missing = set(systems or []) - {r.system_id for r in records}
+    if missing:
+        raise InputError(f"unknown systems {sorted(missing)}; the data has {sorted({r.system_id for r in records})}")
+    return chosen
+
+
+def item_of(record: HumanRecord) -> JudgeItem:
+    return JudgeItem(
+        output=record.output, source=record.source, context=record.context, reference=record.reference,
+        id=f"{record.doc_id}::{record.system_id}",
+    )  # fmt: skip
+
+
+def predictions_path(out_dir: Path, dataset: str, criterion: str, method: str) -> Path:
+    return out_dir / f"{dataset}.{criterion}.{method}.jsonl"
+
+
+def run_criterion(judge: Judge, records: Sequence[HumanRecord], criterion: Criterion, method: str, path: Path) -> int:
+    """Judge every record not yet in ``path``; returns how many were judged now."""
+    done = done_ids(path)
+    todo = [r for r in records if f"{r.doc_id}::{r.system_id}" not in done]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a", encoding="utf-8") as sink:
+
+        def write(index: int, result) -> None:  # type: ignore[no-untyped-def]
+            record = todo[index]
+            extra = {"doc_id": record.doc_id, "system_id": record.system_id, "id": f"{record.doc_id}::{record.system_id}"}
+            append(sink, {**result_line(result, extra), "id": extra["id"]})
+
+        judge.score_many([item_of(r) for r in todo], criterion=criterion, method=method, on_result=write)
+    return len(todo)
+
+
+def evaluate(records: Sequence[HumanRecord], criterion: Criterion, path: Path, **options: object) -> MetaEvalResult:
+    predictions = load_predictions(path, criterion.scale)
+    return meta_evaluate(
+        records, predictions, criterion.name, scale=criterion.scale,
+        labels={"human_file": "benchmark", "predictions_file": str(path), "scale_source": "preset"}, **options,  # type: ignore[arg-type]
+    )  # fmt: skip

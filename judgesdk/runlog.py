@@ -1,0 +1,50 @@
+"""Append-only JSON Lines of results: written as each result exists, read back to resume a run.
+
+A run that fails halfway keeps every line already written; re-running skips the ids already there.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, TextIO
+
+from judgesdk.types import JudgeResult
+
+
+def result_line(result: JudgeResult, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """One result as a JSON-ready dict: the input's passthrough fields, the result, its distribution summary."""
+    record = {**(extra or {}), **result.model_dump(mode="json", exclude={"distribution"})}
+    distribution = result.distribution
+    if distribution is not None:
+        record["distribution"] = {
+            "method": distribution.method,
+            "probs": distribution.as_dict(),
+            "expected": distribution.expected,
+            "mode": distribution.mode,
+            "entropy": distribution.entropy,
+            "coverage": distribution.coverage,
+            "low_coverage": distribution.low_coverage,
+            "n_samples": distribution.n_samples,
+            "n_unparsed": distribution.n_unparsed,
+            "stderr": distribution.stderr,
+        }
+    return record
+
+
+def done_ids(path: Path | None, key: str = "id") -> set[str]:
+    """Ids already present in a results file (unreadable lines, e.g. one cut by a crash, are ignored)."""
+    if path is None or not path.exists():
+        return set()
+    done = set()
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            done.add(str(json.loads(line)[key]))
+        except (json.JSONDecodeError, KeyError, TypeError):
+            continue
+    return done
+
+
+def append(sink: TextIO, record: dict[str, Any]) -> None:
+    sink.write(json.dumps(record, ensure_ascii=False) + "\n")
+    sink.flush()

