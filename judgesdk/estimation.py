@@ -176,12 +176,15 @@ async def _samples(provider: Provider, base: GenerateRequest, settings: Estimati
         response = ledger.add(await provider.generate(sampled.model_copy(update={"n": settings.samples})))
         texts = [c.text for c in response.choices][: settings.samples]
     missing = range(len(texts), settings.samples)
-    responses = await asyncio.gather(
-        *(provider.generate(sampled.model_copy(update={"sample_index": i, "seed": _seed(settings.seed, i)})) for i in missing)
+    outcomes = await asyncio.gather(
+        *(provider.generate(sampled.model_copy(update={"sample_index": i, "seed": _seed(settings.seed, i)})) for i in missing),
+        return_exceptions=True,  # let every call finish, then report the first failure
     )
-    for response in responses:
-        ledger.add(response)
-        texts.extend(c.text for c in response.choices[:1])
+    for outcome in outcomes:
+        if isinstance(outcome, BaseException):
+            raise outcome
+        ledger.add(outcome)
+        texts.extend(c.text for c in outcome.choices[:1])
     return texts
 
 

@@ -503,6 +503,8 @@ class LiteLLMProxy(ServerProcess):
                 "model": f"hosted_vllm/{self.upstream_model}",
                 "api_base": self.upstream_base_url,
                 "api_key": "sk-unused",
+                # the base model ends a chat turn at once on these tokens; keep it talking
+                "logit_bias": {str(t): -100 for t in EMBEDDED_EOG_TOKEN_IDS},
             },
         }
         return {

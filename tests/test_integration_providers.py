@@ -108,16 +108,18 @@ def test_anthropic_provider_via_litellm_proxy_samples(litellm_proxy):
 
     provider = AnthropicProvider(litellm_proxy.model, base_url=litellm_proxy.base_url, api_key=litellm_proxy.api_key)
     assert provider.capabilities.logprobs is False
-    judge = Judge(provider, settings=EstimationSettings(samples=5))
+    judge = Judge(provider, settings=EstimationSettings(samples=12))
     result = judge.score(OUTPUTS[0], source=SOURCE, criterion=CONSISTENCY)
     judge.close()
     assert result.provider == "anthropic" and result.method == "geval/sampling"
     assert "no logprobs" in result.method_reason
-    assert len(result.raw) == 5  # five real calls through /v1/messages
-    if result.distribution is not None:
-        assert result.distribution.n_samples == 5
-    else:  # the base model may answer nothing parseable through a chat template: a status, not a number
+    assert len(result.raw) == 12  # twelve real calls through /v1/messages
+    if result.distribution is None:  # nothing parseable came back: a status, not a number
         assert result.status == "unparsed" and result.score is None
+        return
+    dist = result.distribution
+    assert dist.n_samples == 12 and dist.n_unparsed == 12 - round(dist.coverage * 12)
+    assert (dist.stderr is not None) == (dist.n_samples - dist.n_unparsed >= 2)
 
 
 async def test_litellm_provider_passes_logprobs_through_or_says_so(llama_server):
