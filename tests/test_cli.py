@@ -1,0 +1,118 @@
+import json
+from pathlib import Path
+
+import pytest
+
+from judgesdk.cli import main
+
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLES = REPO / "examples"
+
+
+def run(argv, capsys):
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize(
+    "content,message",
+    [("{not json", "not valid JSON"), ('{"source": "x"}', "'output' field"), ('{"output": "  "}', "empty output"), ("", "no items")],
+)
+def test_bad_input_exits_3_with_a_message(tmp_path, capsys, content, message):
+    path = tmp_path / "in.jsonl"
+    path.write_text(content)
+    code, _, err = run(["score", str(path), "--provider", "local"], capsys)
+    assert code == 3 and message in err
+
+
+def test_missing_file_and_bad_scale(tmp_path, capsys):
+    code, _, err = run(["score", str(tmp_path / "none.jsonl")], capsys)
+    assert code == 3 and "does not exist" in err
+    (tmp_path / "in.jsonl").write_text('{"output": "x"}\n')
+    code, _, err = run(["score", str(tmp_path / "in.jsonl"), "--scale", "five"], capsys)
+    assert code == 3 and "--scale" in err
+
+
+def test_bad_config_exits_3(tmp_path, capsys):
+    (tmp_path / "in.jsonl").write_text('{"output": "x"}\n')
+    (tmp_path / "judge.toml").write_text('[[providers]]\nkind = "nope"\n')
+    code, _, err = run(["score", str(tmp_path / "in.jsonl"), "--config", str(tmp_path / "judge.toml")], capsys)
+    assert code == 3 and "invalid judgesdk config" in err
+
+
+@pytest.mark.integration
+def test_readme_command_scores_the_example_on_the_embedded_model(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("JUDGESDK_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("JUDGESDK_PROVIDER", raising=False)
+    argv = ["score", str(EXAMPLES / "summaries.jsonl"), "--config", str(EXAMPLES / "local.toml"), "--criterion", "consistency"]
+    code, out, _ = run(argv, capsys)
+    lines = [json.loads(line) for line in out.splitlines()]
+    assert code == 0 and len(lines) == 6
+    for line in lines:
+        assert line["method"] == "geval/exact" and line["distribution"]["method"] == "exact"
+        assert 0 < line["distribution"]["coverage"] <= 1 and line["score"] is not None
+        assert line["doc_id"] and line["system_id"] and not line["cached"]
+    code, out, _ = run(argv, capsys)  # the second identical run: every answer from the cache
+    assert code == 0 and all(json.loads(line)["cached"] for line in out.splitlines())
+
+
+@pytest.mark.integration
+def test_output_file_resumes(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("JUDGESDK_CACHE_DIR", str(tmp_path / "cache"))
+    source = tmp_path / "in.jsonl"
+    lines = (EXAMPLES / "summaries.jsonl").read_text().splitlines()
+    source.write_text("\n".join(lines[:2]) + "\n")
+    out = tmp_path / "out.jsonl"
+    argv = ["score", str(source), "--provider", "local", "-o", str(out), "--quiet"]
+    assert main(argv) == 0
+    source.write_text("\n".join(lines[:4]) + "\n")
+    assert main(argv) == 0
+    ids = [json.loads(line)["id"] for line in out.read_text().splitlines()]
+    assert ids[:2] == ["marlow:good", "marlow:partial"] and sorted(ids) == sorted(json.loads(x)["id"] for x in lines[:4])
+
+
+@pytest.mark.integration
+def test_score_through_the_openai_provider_on_a_llama_server(llama_server, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("JUDGESDK_CACHE_DIR", str(tmp_path / "cache"))
+    config = tmp_path / "judge.toml"
+    config.write_text(
+        (EXAMPLES / "llama-server.toml").read_text().replace("http://127.0.0.1:8000/v1", llama_server.base_url)
+    )
+    argv = ["score", str(EXAMPLES / "summaries.jsonl"), "--config", str(config), "--criterion", "consistency"]
+    code, out, _ = run(argv, capsys)
+    lines = [json.loads(line) for line in out.splitlines()]
+    assert code == 0 and len(lines) == 6
+    assert {line["provider"] for line in lines} == {"openai"}
+    for line in lines:
+        assert line["distribution"]["method"] == "logprobs" and 0 < line["distribution"]["coverage"] <= 1
+
+
+def _tiny_benchmark(tmp_path: Path) -> Path:
+    articles = {"d1": "The council approved a new park by the river.", "d2": "Researchers tagged forty young cod in Norway."}
+    outputs = {"good": "A summary that repeats the article.", "bad": "Something unrelated about whales.", "mid": "A park."}
+    human = {"good": 5.0, "bad": 1.0, "mid": 3.0}
+    rows = [
+        {"dataset": "summeval", "doc_id": d, "system_id": s, "source": a, "output": o, "scores": {"consistency": human[s], "coherence": human[s]}}
+        for d, a in articles.items() for s, o in outputs.items()
+    ]  # fmt: skip
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    (tmp_path / "summeval.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    return tmp_path
+
+
+@pytest.mark.integration
+def test_bench_runs_meta_evaluates_and_resumes(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("JUDGESDK_CACHE_DIR", str(tmp_path / "cache"))
+    data = _tiny_benchmark(tmp_path / "data")
+    argv = ["bench", "--dataset", "summeval", "--data-dir", str(data), "--criteria", "consistency",
+            "--config", str(EXAMPLES / "local.toml"), "--out", str(tmp_path / "out"), "--json"]  # fmt: skip
+    code, out, _ = run(argv, capsys)
+    result = json.loads(out)
+    assert code == 0 and result["counts"]["join"]["n_joined"] == 6
+    assert {lv["correlation"]["level"] for lv in result["levels"]} == {"sample", "summary", "system"}
+    predictions = (tmp_path / "out" / "summeval.consistency.geval.jsonl").read_text().splitlines()
+    assert len(predictions) == 6
+    code, out, _ = run(argv, capsys)  # resumes: nothing judged again, same numbers
+    assert code == 0 and len((tmp_path / "out" / "summeval.consistency.geval.jsonl").read_text().splitlines()) == 6
+    assert json.loads(out)["levels"] == result["levels"]
