@@ -1,4 +1,4 @@
-"""``judgesdk`` command line: ``score``, ``cache``, ``meta-eval``.
+"""``judgesdk`` command line: ``score``, ``compare``, ``rank``, ``cache``, ``bench``, ``meta-eval``.
 
 Exit codes: 0 every item has a score (some may carry a warning status such as ``low_coverage``);
 2 some items could not be judged (results written, statuses say which);
@@ -43,6 +43,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_score(commands)
     _add_cache(commands)
     _add_bench(commands)
+    _add_compare(commands)
+    _add_rank(commands)
     try:
         from judgesdk.meta.cli import register as register_meta
     except ImportError:  # pragma: no cover - meta-evaluation ships with the package
@@ -249,6 +251,116 @@ def run_bench(args: argparse.Namespace) -> int:
                 print(f"{crit.name}: judged {judged} now, {len(records) - judged} from earlier runs ({path})", file=sys.stderr)
                 print_result(result)
     return EXIT_OK
+
+
+# -- compare and rank (004 pairwise comparisons, 001 head-to-head) ------------------------------------
+
+
+def _add_comparison_flags(p: Any) -> None:
+    p.add_argument("--criterion", default="overall quality", help="criterion name (default: overall quality)")
+    p.add_argument("--definition", help="criterion definition")
+    p.add_argument("--protocol", choices=["pairwise", "h2h"], default="pairwise", help="pairwise (004, default) or h2h (001: A/B/tie)")
+    p.add_argument("--dataset", help="dataset-specific prompt variant, e.g. summeval")
+    p.add_argument("--config", type=Path, help="TOML or YAML judge config")
+    p.add_argument("--provider", choices=["openai", "anthropic", "litellm", "local"], help="use one provider instead of the config's chain")
+    p.add_argument("--model")
+    p.add_argument("--base-url")
+    p.add_argument("--api", choices=["chat", "completions"])
+    p.add_argument("--template", help="comparison template id or TOML path (default: pairwise.compare / h2h.<criterion>)")
+    p.add_argument("--no-cache", action="store_true")
+    p.set_defaults(method=None)
+
+
+def _add_compare(commands: Any) -> None:
+    p = commands.add_parser("compare", help="which of two outputs is better, asked in both orders; prints JSON")
+    p.add_argument("--a", required=True, help="first output: the text, or the path of a file holding it")
+    p.add_argument("--b", required=True, help="second output: the text, or the path of a file holding it")
+    p.add_argument("--source", required=True, help="the source both outputs were written for: text or file path")
+    _add_comparison_flags(p)
+    p.set_defaults(func=run_compare)
+
+
+def _add_rank(commands: Any) -> None:
+    from judgesdk.scorers.pairwise import STRATEGIES
+
+    p = commands.add_parser("rank", help="rank the outputs of one source by pairwise comparisons; prints JSON")
+    p.add_argument("input", type=Path, help="JSONL: one object per line with 'output' (and optional 'id', 'source')")
+    p.add_argument("--source", help="source text or file path (default: the 'source' all lines share)")
+    p.add_argument("--strategy", choices=STRATEGIES, default="full", help="004 §3.4 comparison set, or bradley-terry")
+    p.add_argument("--budget", type=int, help="number of comparisons R for random, no-repeat, symmetric (and bradley-terry)")
+    p.add_argument("--selection", choices=["full", "random", "no-repeat", "symmetric"], help="comparisons bradley-terry is fitted to")
+    p.add_argument("--seed", type=int, default=0, help="seed of random comparison sets (default 0)")
+    _add_comparison_flags(p)
+    p.set_defaults(func=run_rank)
+
+
+def _text_or_file(value: str) -> str:
+    path = Path(value)
+    try:
+        return path.read_text(encoding="utf-8") if path.is_file() else value
+    except OSError:  # e.g. a text too long to be a file name
+        return value
+
+
+def _comparison_judge(args: argparse.Namespace) -> Any:
+    from judgesdk.judge import Judge
+
+    config = _config_mapping(args)
+    if args.dataset:
+        config["dataset"] = args.dataset
+    return Judge.from_config(config)
+
+
+def _criterion_of(args: argparse.Namespace) -> Criterion:
+    return Criterion(name=args.criterion, description=args.definition or args.criterion)
+
+
+def run_compare(args: argparse.Namespace) -> int:
+    from judgesdk.errors import ProviderError
+
+    with _comparison_judge(args) as judge:
+        try:
+            result = judge.compare(
+                _text_or_file(args.a), _text_or_file(args.b), source=_text_or_file(args.source), criterion=_criterion_of(args), protocol=args.protocol
+            )
+        except ProviderError as exc:
+            print(f"judgesdk: {exc}", file=sys.stderr)
+            return EXIT_INCOMPLETE
+    print(result.model_dump_json(indent=2))
+    return EXIT_OK if result.p_a_better is not None else EXIT_INCOMPLETE
+
+
+def run_rank(args: argparse.Namespace) -> int:
+    from judgesdk.errors import ProviderError
+
+    items = [item for item, _ in read_items(args.input)]
+    source = _text_or_file(args.source) if args.source else _shared_source(items, args.input)
+    with _comparison_judge(args) as judge:
+        try:
+            result = judge.rank(
+                [item.output for item in items],
+                source=source,
+                criterion=_criterion_of(args),
+                strategy=args.strategy,
+                budget=args.budget,
+                protocol=args.protocol,
+                selection=args.selection,
+                seed=args.seed,
+                ids=[item.id for item in items],
+            )
+        except ProviderError as exc:
+            print(f"judgesdk: {exc}", file=sys.stderr)
+            return EXIT_INCOMPLETE
+    print(result.model_dump_json(indent=2))
+    return EXIT_OK if all(s is not None for s in result.scores) else EXIT_INCOMPLETE
+
+
+def _shared_source(items: list[JudgeItem], path: Path) -> str:
+    sources = {item.source for item in items if item.source}
+    if len(sources) != 1:
+        found = "no 'source'" if not sources else f"{len(sources)} different sources"
+        raise InputError(f"{path}: rank compares outputs of one source, and the lines have {found}; pass --source")
+    return sources.pop()
 
 
 # -- cache -----------------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ import threading
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from judgesdk.config import JudgeConfig, build_adapter, detect_chain, load_config, stack
 from judgesdk.errors import InputError, ProviderError
@@ -24,6 +24,9 @@ from judgesdk.scorers import scorer_for
 from judgesdk.scorers.common import ScorerOptions
 from judgesdk.templates import Template, load_template
 from judgesdk.types import Criterion, JudgeItem, JudgeResult, Scale
+
+if TYPE_CHECKING:
+    from judgesdk.scorers.pairwise import Comparison, Ranking
 
 T = TypeVar("T")
 ProviderSource = Provider | Callable[[], Provider]
@@ -118,6 +121,44 @@ class Judge:
 
         return list(await asyncio.gather(*(one(i, item) for i, item in enumerate(parsed))))
 
+    async def acompare(
+        self, a: str, b: str, *, source: str, criterion: Criterion | str = "overall quality", protocol: str = "pairwise"
+    ) -> "Comparison":
+        """P(``a`` better than ``b``) from both orders (004), per-order detail, tie and verdicts (``h2h``: 001)."""
+        from judgesdk.scorers.pairwise import compare
+
+        crit = as_criterion(criterion)
+        return await self._chain(lambda p: compare(p, a, b, source=source, criterion=crit, options=self.options, protocol=protocol))  # type: ignore[arg-type]
+
+    async def arank(
+        self,
+        outputs: Sequence[str],
+        *,
+        source: str,
+        criterion: Criterion | str = "overall quality",
+        strategy: str = "full",
+        budget: int | None = None,
+        **kwargs: Any,
+    ) -> "Ranking":
+        """Rank outputs of one source by comparisons (004 §3.4): full, random, no-repeat, symmetric, bradley-terry.
+
+        ``kwargs`` go to :func:`judgesdk.scorers.pairwise.rank` (``protocol``, ``selection``, ``seed``, ``hard``, ``ids``).
+        """
+        from judgesdk.scorers.pairwise import rank
+
+        crit = as_criterion(criterion)
+        return await self._chain(
+            lambda p: rank(p, outputs, source=source, criterion=crit, strategy=strategy, budget=budget, options=self.options, **kwargs)  # type: ignore[arg-type]
+        )
+
+    async def _chain(self, call: Callable[[Provider], Awaitable[T]]) -> T:
+        """``call`` on the first working provider, with earlier failures in its notes; ProviderError if none works."""
+        try:
+            result, failures = await self._first_success(call)
+        except _ChainFailed as exc:
+            raise ProviderError(f"every provider failed: {exc}") from exc
+        return result.model_copy(update={"notes": [*failures, *result.notes]}) if failures else result  # type: ignore[attr-defined]
+
     async def aclose(self) -> None:
         for provider in self._built.values():
             await provider.aclose()
@@ -130,6 +171,12 @@ class Judge:
 
     def score_many(self, items: Iterable[JudgeItem | Mapping[str, Any]], **kwargs: Any) -> list[JudgeResult]:
         return self._sync(self.ascore_many(items, **kwargs))
+
+    def compare(self, a: str, b: str, **kwargs: Any) -> "Comparison":
+        return self._sync(self.acompare(a, b, **kwargs))
+
+    def rank(self, outputs: Sequence[str], **kwargs: Any) -> "Ranking":
+        return self._sync(self.arank(outputs, **kwargs))
 
     def close(self) -> None:
         if self._loop is not None:

@@ -116,3 +116,26 @@ def test_bench_runs_meta_evaluates_and_resumes(tmp_path, capsys, monkeypatch):
     code, out, _ = run(argv, capsys)  # resumes: nothing judged again, same numbers
     assert code == 0 and len((tmp_path / "out" / "summeval.consistency.geval.jsonl").read_text().splitlines()) == 6
     assert json.loads(out)["levels"] == result["levels"]
+
+
+@pytest.mark.integration
+def test_score_through_the_anthropic_provider_via_the_litellm_proxy(litellm_proxy, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("JUDGESDK_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("PROXY_KEY", litellm_proxy.api_key)
+    config = tmp_path / "judge.toml"
+    config.write_text(
+        f'[[providers]]\nkind = "anthropic"\nmodel = "{litellm_proxy.model}"\nbase_url = "{litellm_proxy.base_url}"\n'
+        'api_key_env = "PROXY_KEY"\n[estimation]\nsamples = 6\n'
+    )
+    source = tmp_path / "in.jsonl"
+    source.write_text("\n".join((EXAMPLES / "summaries.jsonl").read_text().splitlines()[:2]) + "\n")
+    code, out, _ = run(["score", str(source), "--config", str(config), "--criterion", "consistency"], capsys)
+    lines = [json.loads(line) for line in out.splitlines()]
+    assert len(lines) == 2 and {line["provider"] for line in lines} == {"anthropic"}
+    for line in lines:
+        assert line["method"] == "geval/sampling" and len(line["raw"]) == 6
+        if line["distribution"] is not None:
+            assert line["distribution"]["n_samples"] == 6
+        else:
+            assert line["status"] == "unparsed" and line["score"] is None
+    assert code == (0 if all(line["score"] is not None for line in lines) else 2)
