@@ -61,19 +61,26 @@ def _add_score(commands: Any) -> None:
     p = commands.add_parser("score", help="judge every line of a JSONL file")
     p.add_argument("input", type=Path, help="JSONL: one object per line with 'output' and optional 'source', 'reference', 'context', 'id'")
     p.add_argument("-o", "--output", type=Path, help="JSONL results (appended; items already there are skipped)")
-    p.add_argument("--config", type=Path, help="TOML or YAML judge config")
     p.add_argument("--criterion", default="overall quality", help="criterion name (default: overall quality)")
     p.add_argument("--definition", help="criterion definition shown to the judge")
     p.add_argument("--scale", default="1-5", help="Likert scale LOW-HIGH (default 1-5)")
     p.add_argument("--method", help="geval (002 Logprob, default), direct, sampling (002 Approximation), rts, mcq, likelihood, synthetic, fusion")
+    p.add_argument("--quiet", action="store_true", help="no progress bar or table")
+    _add_judge_flags(p, template_help="template id or TOML path (default: the method's own)")
+    p.set_defaults(func=run_score)
+
+
+def _add_judge_flags(p: Any, template_help: str) -> None:
+    """Flags that build the judge, shared by every command that judges."""
+    p.add_argument("--config", type=Path, help="TOML or YAML judge config")
     p.add_argument("--provider", choices=["openai", "anthropic", "litellm", "local"], help="use one provider instead of the config's chain")
     p.add_argument("--model")
     p.add_argument("--base-url")
     p.add_argument("--api", choices=["chat", "completions"])
-    p.add_argument("--template", help="template id or TOML path (default: the method's own)")
+    p.add_argument("--template", help=template_help)
+    p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                   help="a method option (JSON value or text), e.g. rungs=3, k=4, normalization=ratio; repeatable")
     p.add_argument("--no-cache", action="store_true")
-    p.add_argument("--quiet", action="store_true", help="no progress bar or table")
-    p.set_defaults(func=run_score)
 
 
 def parse_scale(text: str) -> Scale:
@@ -128,7 +135,22 @@ def _config_mapping(args: argparse.Namespace) -> dict[str, Any]:
         config["template"] = args.template
     if args.no_cache:
         config["cache"]["enabled"] = False
+    config["method_options"] = {**config.get("method_options", {}), **parse_options(args.option)}
     return config
+
+
+def parse_options(pairs: Sequence[str]) -> dict[str, Any]:
+    """``KEY=VALUE`` pairs; a value that reads as JSON (numbers, lists, true) is taken as such, else as text."""
+    options: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise InputError(f"--option takes KEY=VALUE, got {pair!r}")
+        try:
+            options[key.strip()] = json.loads(value)
+        except json.JSONDecodeError:
+            options[key.strip()] = value
+    return options
 
 
 def run_score(args: argparse.Namespace) -> int:
@@ -261,13 +283,7 @@ def _add_comparison_flags(p: Any) -> None:
     p.add_argument("--definition", help="criterion definition")
     p.add_argument("--protocol", choices=["pairwise", "h2h"], default="pairwise", help="pairwise (004, default) or h2h (001: A/B/tie)")
     p.add_argument("--dataset", help="dataset-specific prompt variant, e.g. summeval")
-    p.add_argument("--config", type=Path, help="TOML or YAML judge config")
-    p.add_argument("--provider", choices=["openai", "anthropic", "litellm", "local"], help="use one provider instead of the config's chain")
-    p.add_argument("--model")
-    p.add_argument("--base-url")
-    p.add_argument("--api", choices=["chat", "completions"])
-    p.add_argument("--template", help="comparison template id or TOML path (default: pairwise.compare / h2h.<criterion>)")
-    p.add_argument("--no-cache", action="store_true")
+    _add_judge_flags(p, template_help="comparison template id or TOML path (default: pairwise.compare / h2h.<criterion>)")
     p.set_defaults(method=None)
 
 

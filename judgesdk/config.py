@@ -71,6 +71,7 @@ class JudgeConfig(BaseModel):
     template: str | None = None  # None: each method's own default template
     method: str = "geval"
     dataset: str | None = None  # selects dataset-specific prompt variants where a paper prints them
+    method_options: dict[str, Any] = Field(default_factory=dict)  # per-method settings: rungs, k, normalization...
     concurrency: int = Field(default=4, ge=1)
     retry: RetryPolicy = Field(default_factory=RetryPolicy)
     cache: CacheConfig = Field(default_factory=CacheConfig)

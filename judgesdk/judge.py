@@ -40,6 +40,7 @@ class Judge:
         template: str | Path | Template | None = None,
         method: str = "geval",
         dataset: str | None = None,
+        method_options: Mapping[str, Any] | None = None,
         settings: EstimationSettings | None = None,
         concurrency: int = 4,
     ) -> None:
@@ -56,6 +57,7 @@ class Judge:
             settings=settings or EstimationSettings(),
             template=None if template is None else _template(template),
             dataset=dataset,
+            extra=dict(method_options or {}),
         )
         self.method = method
         self.concurrency = concurrency
@@ -75,6 +77,7 @@ class Judge:
             template=config.template,
             method=config.method,
             dataset=config.dataset,
+            method_options=config.method_options,
             settings=config.estimation,
             concurrency=config.concurrency,
         )

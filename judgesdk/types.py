@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -147,6 +147,7 @@ class JudgeResult(BaseModel):
     latency_s: float = 0.0
     error: str | None = None
     notes: list[str] = Field(default_factory=list)
+    details: dict[str, Any] = Field(default_factory=dict)  # method-specific evidence (per rung, per assistant...)
     item_id: str | None = None
 
 

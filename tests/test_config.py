@@ -71,3 +71,21 @@ def test_switching_provider_is_config_only(monkeypatch, tmp_path):
 def test_config_object_round_trip():
     config = JudgeConfig(providers=[ProviderConfig(kind="local")])
     assert load_config(config).providers[0].kind == "local"
+
+
+def test_method_options_reach_the_scorers(monkeypatch, tmp_path):
+    monkeypatch.delenv("JUDGESDK_PROVIDER", raising=False)
+    judge = Judge.from_config({"providers": [{"kind": "local"}], "method_options": {"rungs": 3}, "cache": {"directory": str(tmp_path)}})
+    assert judge.options.extra == {"rungs": 3}
+    judge.close()
+
+
+def test_cli_options_parse_json_or_text():
+    from judgesdk.cli import parse_options
+    from judgesdk.errors import InputError
+
+    assert parse_options(["rungs=3", "normalization=ratio", "labels=[\"A\",\"B\"]"]) == {
+        "rungs": 3, "normalization": "ratio", "labels": ["A", "B"]
+    }
+    with pytest.raises(InputError):
+        parse_options(["nokey"])

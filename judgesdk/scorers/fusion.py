@@ -386,7 +386,8 @@ async def score(provider: Provider, item: JudgeItem, criterion: Criterion, optio
     found = await estimate(metered, template.render(**values), criterion.scale, settings, tags=template.tags())
     result = result_from_estimate(found, criterion, method, item)
     notes = [plan_note, *_score_notes(scores), *result.notes]
-    return result.model_copy(update={"usage": metered.usage, "notes": notes})
+    details = {"assistant_scores": scores, "plan": plan_text, "k": options.extra.get("k", DEFAULT_K)}
+    return result.model_copy(update={"usage": metered.usage, "notes": notes, "details": details})
 
 
 async def _plan_text(provider: Provider, criterion: Criterion, assistants: Sequence[Assistant], options: ScorerOptions) -> tuple[str, str]:
@@ -411,6 +412,7 @@ def _unusable(criterion: Criterion, method: str, item: JudgeItem, provider: _Met
         model=provider.model,
         usage=provider.usage,
         notes=[why, *_score_notes(scores)],
+        details={"assistant_scores": scores},
         item_id=item.id,
     )
 

@@ -330,6 +330,12 @@ def _result(found: list[Estimate], scale: Scale, criterion: Criterion, method: s
         usage=usage,
         latency_s=sum(f.latency_s for f in found),
         notes=notes + [n for f in found for n in f.notes],
+        details={
+            "ladder": ladder.key,
+            "rungs": ladder.rungs,
+            "ladder_generated": built,
+            "rung_probs": [f.distribution.as_dict() if f.distribution is not None else None for f in found],
+        },
         item_id=item.id,
     )
 
