@@ -59,6 +59,16 @@ def surface_variants(label: str) -> list[str]:
     return [label, f" {label}"]
 
 
+def _label_mass(logprobs: dict[str, float], scale: Scale) -> dict[str, float]:
+    """Probability per label, summed over every surface form (token text -> log-probability) of it."""
+    mass: dict[str, float] = {}
+    for text, logprob in logprobs.items():
+        label = match_label(text, scale)
+        if label is not None:
+            mass[label] = mass.get(label, 0.0) + math.exp(logprob)
+    return mass
+
+
 def _renormalised(scale: Scale, mass: dict[str, float]) -> tuple[tuple[float, ...], float]:
     total = sum(mass.values())
     if total <= 0:
@@ -92,12 +102,7 @@ def from_top_logprobs(
     token = tokens[position]
     alternatives = {alt.token: alt.logprob for alt in token.top}
     alternatives.setdefault(token.token, token.logprob)
-    mass: dict[str, float] = {}
-    for text, logprob in alternatives.items():
-        label = match_label(text, scale)
-        if label is not None:
-            mass[label] = mass.get(label, 0.0) + math.exp(logprob)
-    probs, coverage = _renormalised(scale, mass)
+    probs, coverage = _renormalised(scale, _label_mass(alternatives, scale))
     return LabelDistribution(
         scale=scale, probs=probs, method="logprobs", coverage=min(coverage, 1.0), low_coverage=coverage < coverage_floor
     )
@@ -111,12 +116,7 @@ def from_label_logprobs(
     ``label_logprobs`` maps each scored continuation (see :func:`surface_variants`) to its log-probability;
     variants of one label are summed. Coverage is exact: the mass of all variants together.
     """
-    mass: dict[str, float] = {}
-    for text, logprob in label_logprobs.items():
-        label = match_label(text, scale)
-        if label is not None:
-            mass[label] = mass.get(label, 0.0) + math.exp(logprob)
-    probs, coverage = _renormalised(scale, mass)
+    probs, coverage = _renormalised(scale, _label_mass(label_logprobs, scale))
     return LabelDistribution(
         scale=scale, probs=probs, method="exact", coverage=min(coverage, 1.0), low_coverage=coverage < coverage_floor
     )

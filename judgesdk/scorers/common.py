@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from judgesdk.errors import InputError
 from judgesdk.estimation import Estimate, EstimationSettings
 from judgesdk.templates import Template, load_template
 from judgesdk.types import Criterion, JudgeItem, JudgeResult
+
+S = TypeVar("S")
 
 
 class ScorerOptions(BaseModel):
@@ -26,6 +29,14 @@ class ScorerOptions(BaseModel):
     template: Template | None = None
     dataset: str | None = None
     extra: dict[str, Any] = Field(default_factory=dict)
+
+    def store(self, key: str, kind: type[S]) -> S:
+        """The per-judge store ``extra[key]`` (ladders, plans), created on first use; kept with the judge's
+        options so nothing is global and a judge's artefacts can be exported, reviewed and imported."""
+        store = self.extra.setdefault(key, kind())
+        if not isinstance(store, kind):
+            raise InputError(f"options.extra[{key!r}] must be a {kind.__name__}, got {type(store).__name__}")
+        return store
 
     def template_or(self, default_id: str | Path) -> Template:
         return self.template if self.template is not None else load_template(default_id)

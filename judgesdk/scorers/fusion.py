@@ -310,10 +310,8 @@ class PlanStore(KeyedStore[Plan]):
 
 
 def plan_store(options: ScorerOptions) -> PlanStore:
-    store = options.extra.setdefault("plans", PlanStore())
-    if not isinstance(store, PlanStore):
-        raise InputError("options.extra['plans'] must be a PlanStore")
-    return store
+    """The plan store of these options, created on first use."""
+    return options.store("plans", PlanStore)
 
 
 def criterion_line(criterion: Criterion) -> str:

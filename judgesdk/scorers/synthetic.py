@@ -169,10 +169,7 @@ class LadderStore(KeyedStore[Ladder]):
 
 def ladder_store(options: ScorerOptions) -> LadderStore:
     """The ladder store of these options, created on first use."""
-    store = options.extra.setdefault("ladders", LadderStore())
-    if not isinstance(store, LadderStore):
-        raise InputError("options.extra['ladders'] must be a LadderStore")
-    return store
+    return options.store("ladders", LadderStore)
 
 
 def generation_order(n: int) -> list[list[tuple[int, int | None, int | None]]]:
