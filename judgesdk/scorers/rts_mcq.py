@@ -1,0 +1,107 @@
+"""Reason-then-score and multiple-choice scoring (001 §3.1, Tables 1-2 and 8-13).
+
+* ``rts``: the judge writes its reason in one sentence, then a final score from one to five
+  (chain-of-thought style). The score is read from the free text by :func:`judgesdk.parsing.parse_score`
+  (last marked number, fractions like "2.5 out of 5" kept as decimals); the whole answer is kept as
+  ``rationale``. 001 decodes at temperature 0; ``options.extra["max_tokens"]`` (default 256) bounds the
+  answer. An answer without a readable score gives status ``unparsed`` and no score.
+* ``mcq``: the judge picks one of five letters, each with a fixed description (A = One ... E = Five),
+  so that no free reasoning can mislead it (001 §3.1). Letters map to 1-5 through ``Scale.letters()``
+  and are read by ``estimate()``: exact letter probabilities or top-k logprobs where the provider gives
+  them (the score is then the expected value, G-Eval style), otherwise the greedy letter, parsed.
+
+The bundled prompts are 001's wording for the four SummEval criteria (``rts.<criterion>``,
+``mcq.<criterion>``) on a 1-5 scale; ``options.template`` replaces them for any other criterion.
+"""
+
+from __future__ import annotations
+
+from judgesdk.errors import InputError
+from judgesdk.estimation import EstimationSettings, estimate
+from judgesdk.parsing import parse_score
+from judgesdk.provider import Capabilities, GenerateRequest, Provider
+from judgesdk.scorers.common import ScorerOptions, result_from_estimate, template_values
+from judgesdk.scorers.likelihood import result_from_responses
+from judgesdk.templates import Template, load_template
+from judgesdk.types import Criterion, JudgeItem, JudgeResult, Scale
+
+PAPER_CRITERIA = ("coherence", "consistency", "fluency", "relevance")
+PAPER_SCALE = Scale.likert(1, 5)
+RTS_MAX_TOKENS = 256
+
+
+async def score(
+    provider: Provider, item: JudgeItem, criterion: Criterion, options: ScorerOptions, method: str
+) -> JudgeResult:
+    """Score with ``method`` "rts" or "mcq" (see the module docstring)."""
+    if method == "rts":
+        return await score_rts(provider, item, criterion, options)
+    if method == "mcq":
+        return await score_mcq(provider, item, criterion, options)
+    raise InputError(f"the rts_mcq scorer runs methods 'rts' and 'mcq', not {method!r}")
+
+
+def paper_template(kind: str, criterion: Criterion, options: ScorerOptions) -> Template:
+    """``options.template``, else 001's ``<kind>.<criterion>`` prompt (which asks for one to five)."""
+    if options.template is not None:
+        return options.template
+    name = criterion.name.strip().lower()
+    if name not in PAPER_CRITERIA:
+        raise InputError(
+            f"001 prints {kind.upper()} prompts only for {', '.join(PAPER_CRITERIA)}, not {criterion.name!r}: "
+            f"use one of those criteria or pass template=... (placeholders: source, output)"
+        )
+    if criterion.scale.values != PAPER_SCALE.values:
+        raise InputError(
+            f"{kind}.{name} asks for a score from one to five, but criterion {criterion.name!r} has scale "
+            f"{criterion.scale.labels}: use a 1-5 criterion or pass template=..."
+        )
+    return load_template(f"{kind}.{name}")
+
+
+async def score_rts(provider: Provider, item: JudgeItem, criterion: Criterion, options: ScorerOptions) -> JudgeResult:
+    """001's RTS: one greedy free-text answer; the score is parsed from it, the text kept as rationale."""
+    template = paper_template("rts", criterion, options)
+    request = GenerateRequest(
+        messages=template.render(**template_values(item, criterion)),
+        max_tokens=int(options.extra.get("max_tokens", RTS_MAX_TOKENS)),
+        temperature=0.0,
+        seed=options.settings.seed,
+        tags=template.tags(),
+    )
+    response = await provider.generate(request)
+    text = response.choices[0].text if response.choices else ""
+    parsed = parse_score(text, criterion.scale)
+    reason = "score parsed from the free-text answer (001 §3.1 RTS)"
+    if not parsed.ok:
+        reason += f": {parsed.status}" + (f", read {parsed.span!r}" if parsed.span else ", no score in the answer")
+    return result_from_responses(
+        provider,
+        [response],
+        score=parsed.value,
+        status="ok" if parsed.ok else "unparsed",
+        criterion=criterion.name,
+        method="rts/parsed",
+        method_reason=reason,
+        rationale=text.strip() or None,
+        raw=[text],
+        item_id=item.id,
+    )
+
+
+async def score_mcq(provider: Provider, item: JudgeItem, criterion: Criterion, options: ScorerOptions) -> JudgeResult:
+    """001's MCQ: letters A.. over the criterion's values (A-E = 1-5), read by ``estimate()``."""
+    template = paper_template("mcq", criterion, options)
+    letters = Scale.letters(criterion.scale.values)
+    messages = template.render(**template_values(item, criterion))
+    settings = greedy_without_probabilities(options.settings, provider.capabilities)
+    found = await estimate(provider, messages, letters, settings, tags=template.tags())
+    return result_from_estimate(found, criterion, "mcq", item)
+
+
+def greedy_without_probabilities(settings: EstimationSettings, capabilities: Capabilities) -> EstimationSettings:
+    """Label probabilities where the provider has them; otherwise the greedy answer (T=0, as 001 and
+    002's Direct decode), not ``estimate()``'s sampling fallback. An explicit method is kept."""
+    if settings.method == "auto" and not (capabilities.exact_labels or capabilities.logprobs):
+        return settings.model_copy(update={"method": "parsed"})
+    return settings
