@@ -14,9 +14,9 @@ from judgesdk.types import JudgeResult
 
 def result_line(result: JudgeResult, extra: dict[str, Any] | None = None) -> dict[str, Any]:
     """One result as a JSON-ready dict: the input's passthrough fields, the result, its distribution summary."""
-    record = {**(extra or {}), **result.model_dump(mode="json", exclude={"distribution"})}
+    record = {**(extra or {}), **result.model_dump(mode="json", exclude={"distribution"}), "distribution": None}
     distribution = result.distribution
-    if distribution is not None:
+    if distribution is not None:  # every line has the same keys: distribution is null when there is none
         record["distribution"] = {
             "method": distribution.method,
             "probs": distribution.as_dict(),

@@ -125,3 +125,14 @@ def test_unknown_method_is_rejected_up_front():
         Judge(scripted(), method="vibes")
     with Judge(scripted()) as judge, pytest.raises(InputError, match="unknown method"):
         judge.score("x", source="y", method="vibes")
+
+
+def test_result_lines_have_the_same_keys_with_or_without_a_distribution():
+    from judgesdk.runlog import result_line
+
+    with Judge(ScriptedProvider(lambda r: "no idea")) as judge:
+        unparsed = judge.score("x", source="y", method="direct")
+    with Judge(scripted()) as judge:
+        scored = judge.score("x", source="y")
+    assert unparsed.status == "unparsed" and result_line(unparsed)["distribution"] is None
+    assert set(result_line(unparsed)) == set(result_line(scored))
