@@ -163,7 +163,11 @@ class Judge:
         return result.model_copy(update={"notes": [*failures, *result.notes]}) if failures else result  # type: ignore[attr-defined]
 
     async def aclose(self) -> None:
-        for provider in self._built.values():
+        """Close the providers this judge built from factories (config); instances passed in stay open,
+        since their owner may share them between judges."""
+        for index, provider in self._built.items():
+            if self._sources[index] is provider:
+                continue
             await provider.aclose()
         self._built.clear()
 
@@ -208,7 +212,7 @@ class Judge:
     def _provider(self, index: int) -> Provider:
         if index not in self._built:
             source = self._sources[index]
-            self._built[index] = source() if callable(source) and not hasattr(source, "generate") else source  # type: ignore[assignment]
+            self._built[index] = source if hasattr(source, "generate") else source()  # type: ignore[operator]
         return self._built[index]
 
     async def _judge(self, item: JudgeItem, criterion: Criterion, method: str) -> JudgeResult:

@@ -25,14 +25,6 @@ CONSISTENCY = Criterion(name="consistency", description="Only facts supported by
 FLAG = EstimationSettings(on_low_coverage="flag", samples=6)
 
 
-@pytest.fixture(scope="module")
-def local():
-    from judgesdk.providers.llamacpp import LlamaCppProvider
-
-    provider = LlamaCppProvider.from_options()
-    yield provider
-
-
 def openai_provider(server, api="completions", **kwargs):
     from judgesdk.providers.openai import OpenAIProvider
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 
 import pytest
 
@@ -108,21 +107,6 @@ def test_binning_width_must_be_positive():
 
 
 # -- integration ---------------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def local():
-    pytest.importorskip("llama_cpp")
-    from judgesdk.providers.llamacpp import LlamaCppProvider
-
-    from judgesdk.errors import ProviderError
-
-    try:
-        provider = LlamaCppProvider.from_options()
-    except ProviderError as exc:  # the embedded model package is optional
-        pytest.skip(f"embedded local model unavailable: {exc}")
-    yield provider
-    asyncio.run(provider.aclose())
 
 
 @pytest.mark.integration

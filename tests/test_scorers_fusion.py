@@ -180,17 +180,6 @@ TINY = JudgeItem(output="Tom fed the cat.", source="Tom fed the cat at noon.")
 SMALL = {"k": 2, "plan_max_tokens": 8, "assistants": ["ROUGE-1", "LM_PROB", "NLI"]}
 
 
-@pytest.fixture(scope="module")
-def local():
-    from judgesdk.providers.llamacpp import LlamaCppProvider
-
-    try:
-        provider = LlamaCppProvider.from_options(n_ctx=1024)
-    except Exception as exc:  # noqa: BLE001 - the extra is optional
-        pytest.skip(f"embedded model unavailable: {exc}")
-    yield provider
-
-
 def check(result):
     assert result.status in ("ok", "low_coverage", "unparsed")
     assert (result.score is None) == (result.status == "unparsed")

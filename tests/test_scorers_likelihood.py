@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import math
 
 import pytest
@@ -127,21 +126,6 @@ ARTICLE = (
 )
 GOOD = "Floods closed the road into Alder on Tuesday; twelve houses were pumped out and no one was hurt."
 BAD = "The football club signed a new goalkeeper from Spain for ten million euros."
-
-
-@pytest.fixture(scope="module")
-def local():
-    pytest.importorskip("llama_cpp")
-    from judgesdk.providers.llamacpp import LlamaCppProvider
-
-    from judgesdk.errors import ProviderError
-
-    try:
-        provider = LlamaCppProvider.from_options()
-    except ProviderError as exc:  # the embedded model package is optional
-        pytest.skip(f"embedded local model unavailable: {exc}")
-    yield provider
-    asyncio.run(provider.aclose())
 
 
 @pytest.mark.integration

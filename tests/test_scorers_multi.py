@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 
 import pytest
 
@@ -179,21 +178,6 @@ async def test_rationale_with_direct_aggregation():
 
 ARTICLE = "Heavy rain flooded the main road into the village of Alder on Tuesday. No one was hurt."
 SUMMARY = "Floods closed the road into Alder on Tuesday; no one was hurt."
-
-
-@pytest.fixture(scope="module")
-def local():
-    pytest.importorskip("llama_cpp")
-    from judgesdk.providers.llamacpp import LlamaCppProvider
-
-    from judgesdk.errors import ProviderError
-
-    try:
-        provider = LlamaCppProvider.from_options()
-    except ProviderError as exc:  # the embedded model package is optional
-        pytest.skip(f"embedded local model unavailable: {exc}")
-    yield provider
-    asyncio.run(provider.aclose())
 
 
 @pytest.mark.integration

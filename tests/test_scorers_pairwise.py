@@ -273,17 +273,6 @@ TINY = ["Tom fed the cat.", "The cat fed Tom.", "Noon."]
 CRIT = Criterion(name="consistency", description="Only facts supported by the source.")
 
 
-@pytest.fixture(scope="module")
-def local():
-    from judgesdk.providers.llamacpp import LlamaCppProvider
-
-    try:
-        provider = LlamaCppProvider.from_options(n_ctx=1024)
-    except Exception as exc:  # noqa: BLE001 - the extra is optional
-        pytest.skip(f"embedded model unavailable: {exc}")
-    yield provider
-
-
 def check_comparison(result, protocol):
     assert result.status in ("ok", "low_coverage", "unparsed")
     assert result.protocol == protocol and len(result.orders) == 2

@@ -192,17 +192,6 @@ TINY = JudgeItem(output="Tom fed the cat.", source="Tom fed the cat at noon.")
 SMALL = {"rungs": 2, "rung_max_tokens": 8}
 
 
-@pytest.fixture(scope="module")
-def local():
-    from judgesdk.providers.llamacpp import LlamaCppProvider
-
-    try:
-        provider = LlamaCppProvider.from_options(n_ctx=1024)
-    except Exception as exc:  # noqa: BLE001 - the extra is optional
-        pytest.skip(f"embedded model unavailable: {exc}")
-    yield provider
-
-
 def check(result, n):
     assert result.status in ("ok", "low_coverage", "unparsed")
     if result.score is not None:

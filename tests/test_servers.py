@@ -8,7 +8,6 @@ template, so assertions are about plumbing (shapes, usage, status codes), not ab
 
 from __future__ import annotations
 
-import json
 import math
 import socket
 import threading
