@@ -148,6 +148,7 @@ class JudgeResult(BaseModel):
     error: str | None = None
     notes: list[str] = Field(default_factory=list)
     details: dict[str, Any] = Field(default_factory=dict)  # method-specific evidence (per rung, per assistant...)
+    parts: dict[str, "JudgeResult"] | None = None  # results a combined score was made of (e.g. per criterion)
     item_id: str | None = None
 
 

@@ -11,7 +11,6 @@ from judgesdk.provider import Capabilities, GenerateRequest, as_text
 from judgesdk.providers.scripted import ScriptedProvider, ScriptedReply
 from judgesdk.scorers.common import ScorerOptions
 from judgesdk.scorers.multi import (
-    CombinedResult,
     Demonstration,
     bind,
     demonstration_template,
@@ -46,7 +45,7 @@ async def test_fine_grained_averages_the_per_criterion_scores_and_keeps_them():
     options = ScorerOptions(template=load_template("direct.human_guideline"))
     result = await score_fine_grained(ScriptedProvider(per_criterion), ITEM, [COH, FLU, REL], options, "geval")
     expected = {"coherence": 4.0, "fluency": 3.0, "relevance": 4.2}
-    assert isinstance(result, CombinedResult) and result.status == "ok"
+    assert result.parts is not None and result.status == "ok"
     assert {k: r.score for k, r in result.parts.items()} == pytest.approx(expected)
     assert result.score == pytest.approx(sum(expected.values()) / 3)
     assert result.method == "geval/fine-grained" and result.criterion == "coherence+fluency+relevance"

@@ -39,12 +39,6 @@ _CRITERIA_SEPARATOR: dict[str, str] = {"human": ": ", "model": " - "}  # HG "Nam
 RATIONALE_MAX_TOKENS = 256
 
 
-class CombinedResult(JudgeResult):
-    """A fine-grained result: ``score`` is the mean of ``parts`` (criterion name -> its own result)."""
-
-    parts: dict[str, JudgeResult]
-
-
 class Demonstration(BaseModel):
     """One human-scored example for in-context demonstration (002 §4.1.3, Tables 15-16)."""
 
@@ -101,21 +95,21 @@ def shared_scale(criteria: Sequence[Criterion]) -> Scale:
 
 async def score_fine_grained(
     provider: Provider, item: JudgeItem, criteria: Sequence[Criterion], options: ScorerOptions, method: str = "geval"
-) -> CombinedResult:
+) -> JudgeResult:
     """002 §4.1.2 fine-grained: score each criterion (likert path, ``options.template``), then average."""
     shared_scale(criteria)
     results = await asyncio.gather(*(likert.score(provider, item, c, options, method) for c in criteria))
     return combine({c.name: r for c, r in zip(criteria, results)}, method, item)
 
 
-def combine(parts: dict[str, JudgeResult], method: str, item: JudgeItem) -> CombinedResult:
+def combine(parts: dict[str, JudgeResult], method: str, item: JudgeItem) -> JudgeResult:
     """Mean of the part scores; no score when any part has none (its status is reported)."""
     failed = [r.status for r in parts.values() if r.score is None]
     flagged = any(r.status == "low_coverage" for r in parts.values())
     status: ResultStatus = failed[0] if failed else ("low_coverage" if flagged else "ok")
     scores = [r.score for r in parts.values() if r.score is not None]
     results = list(parts.values())
-    return CombinedResult(
+    return JudgeResult(
         score=None if failed else sum(scores) / len(scores),
         status=status,
         criterion="+".join(parts),
