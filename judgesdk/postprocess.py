@@ -25,8 +25,7 @@ from collections.abc import Sequence
 from judgesdk.errors import InputError
 from judgesdk.estimation import EstimationSettings, estimate
 from judgesdk.provider import Provider
-from judgesdk.scorers.common import template_values
-from judgesdk.scorers.rts_mcq import greedy_without_probabilities
+from judgesdk.scorers.common import greedy_without_probabilities, template_values
 from judgesdk.templates import Template, load_template
 from judgesdk.types import Criterion, JudgeItem, JudgeResult, Scale
 

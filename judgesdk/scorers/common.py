@@ -2,17 +2,28 @@
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from judgesdk.errors import InputError
 from judgesdk.estimation import Estimate, EstimationSettings
-from judgesdk.templates import Template, load_template
-from judgesdk.types import Criterion, JudgeItem, JudgeResult
+from judgesdk.provider import (
+    Capabilities,
+    GenerateRequest,
+    GenerateResponse,
+    Provider,
+    Usage,
+)
+from judgesdk.templates import Template, bundled_template_ids, load_template
+from judgesdk.types import Criterion, JudgeItem, JudgeResult, ResultStatus
 
 S = TypeVar("S")
+R = TypeVar("R", bound=BaseModel)
+_STATUS_RANK: dict[str, int] = {"ok": 0, "low_coverage": 1, "unparsed": 2, "error": 3}
 
 
 class ScorerOptions(BaseModel):
@@ -80,3 +91,148 @@ def result_from_estimate(estimate: Estimate, criterion: Criterion, method: str, 
         notes=estimate.notes,
         item_id=item.id,
     )
+
+
+def greedy_without_probabilities(settings: EstimationSettings, capabilities: Capabilities) -> EstimationSettings:
+    """Label probabilities where the provider has them; otherwise the greedy answer (T=0, as 001 and
+    002's Direct decode), not ``estimate()``'s sampling fallback. An explicit method is kept."""
+    if settings.method == "auto" and not (capabilities.exact_labels or capabilities.logprobs):
+        return settings.model_copy(update={"method": "parsed"})
+    return settings
+
+
+def result_from_responses(provider: Provider, responses: Sequence[GenerateResponse], **fields: object) -> JudgeResult:
+    """A result whose provenance (provider, model, usage, latency, cache) sums ``responses``.
+
+    Shared by the scorers that call the provider directly rather than through ``estimate()``
+    (likelihood, RTS); a candidate for ``scorers.common``.
+    """
+    usage = Usage()
+    for response in responses:
+        usage = usage + response.usage
+    notes = [n for r in responses for n in r.notes]
+    extra_notes = cast(list[str], fields.pop("notes", []))
+    return JudgeResult(
+        provider=provider.kind,
+        model=provider.model,
+        usage=usage,
+        latency_s=sum(r.latency_s for r in responses),
+        cached=bool(responses) and all(r.cached for r in responses),
+        notes=[*extra_notes, *notes],
+        **fields,  # type: ignore[arg-type]
+    )
+
+
+class KeyedStore(Generic[R]):
+    """Records generated once per key: looked up, built at most once at a time, exported/imported as JSONL.
+
+    Concurrent requests for a key that is being built wait for that build instead of starting another.
+    A failed build is not stored.
+    """
+
+    record_type: type[R]
+
+    def __init__(self) -> None:
+        self._records: dict[str, R] = {}
+        self._building: dict[str, asyncio.Future[R]] = {}
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    def __iter__(self) -> Iterator[R]:
+        return iter(list(self._records.values()))
+
+    def get(self, key: str) -> R | None:
+        return self._records.get(key)
+
+    def put(self, record: R) -> None:
+        self._records[record.key] = record  # type: ignore[attr-defined]
+
+    async def get_or_build(self, key: str, build: Callable[[], Awaitable[R]]) -> tuple[R, bool]:
+        """The record for ``key`` and whether this call built it."""
+        if key in self._records:
+            return self._records[key], False
+        if key in self._building:
+            return await asyncio.shield(self._building[key]), False
+        future: asyncio.Future[R] = asyncio.get_running_loop().create_future()
+        self._building[key] = future
+        try:
+            record = await build()
+        except asyncio.CancelledError:
+            future.cancel()
+            raise
+        except Exception as exc:
+            future.set_exception(exc)
+            future.exception()  # mark retrieved: waiters (if any) re-raise it
+            raise
+        else:
+            self.put(record)
+            future.set_result(record)
+            return record, True
+        finally:
+            del self._building[key]
+
+    def export_jsonl(self, path: str | Path) -> int:
+        """Write every record as one JSON line; returns how many."""
+        records = list(self)
+        Path(path).write_text("".join(r.model_dump_json() + "\n" for r in records), encoding="utf-8")
+        return len(records)
+
+    def import_jsonl(self, path: str | Path) -> int:
+        """Read records written by :meth:`export_jsonl` (they replace records with the same key)."""
+        file = Path(path)
+        if not file.is_file():
+            raise InputError(f"no file at {file} to import {self.record_type.__name__} records from")
+        records = []
+        for number, line in enumerate(file.read_text(encoding="utf-8").splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                records.append(self.record_type.model_validate_json(line))
+            except ValidationError as exc:
+                raise InputError(f"{file}:{number}: not a {self.record_type.__name__} record: {exc.errors()[0]['msg']}") from exc
+        for record in records:
+            self.put(record)
+        return len(records)
+
+
+class UnusableAnswer(Exception):
+    """The model's answer cannot be used (an empty rung or plan): the result is ``unparsed``."""
+
+
+async def generate_text(provider: Provider, template: Template, values: dict[str, object], max_tokens: int, seed: int | None) -> tuple[str, Usage]:
+    """One greedy generation from ``template``; an empty answer raises :class:`UnusableAnswer`."""
+    request = GenerateRequest(messages=template.render(**values), max_tokens=max_tokens, temperature=0.0, seed=seed, tags=template.tags())
+    response = await provider.generate(request)
+    text = response.choices[0].text.strip() if response.choices else ""
+    if not text:
+        raise UnusableAnswer(f"{template.id} returned an empty text")
+    return text, response.usage
+
+
+def variant_template(base_id: str, dataset: str | None) -> Template:
+    """``<base_id>.<dataset>`` when that bundled variant exists (prompts/README.md), else ``base_id``."""
+    if dataset:
+        key = "".join(ch for ch in dataset.lower() if ch.isalnum())
+        if f"{base_id}.{key}" in bundled_template_ids():
+            return load_template(f"{base_id}.{key}")
+    return load_template(base_id)
+
+
+def template_override(options: ScorerOptions, needed: set[str]) -> Template | None:
+    """``options.template`` when it has the ``needed`` placeholders, else None: a judge configured with a
+    scoring template (e.g. ``direct.likert``) still compares, and builds ladders, with the methods' own."""
+    template = options.template
+    return template if template is not None and needed <= template.variables else None
+
+
+def worst_status(statuses: Sequence[str]) -> ResultStatus:
+    """The most severe of ``statuses`` (ok < low_coverage < unparsed < error); ok for none."""
+    return max(statuses, key=_STATUS_RANK.__getitem__, default="ok")  # type: ignore[return-value]
+
+
+def total_usage(usages: Sequence[Usage]) -> Usage:
+    total = Usage()
+    for usage in usages:
+        total = total + usage
+    return total

@@ -53,10 +53,22 @@ from pydantic import BaseModel
 
 from judgesdk.errors import InputError
 from judgesdk.estimation import EstimationSettings, estimate
-from judgesdk.provider import GenerateRequest, GenerateResponse, Provider, Usage, WrapperProvider
-from judgesdk.scorers.common import ScorerOptions, result_from_estimate, template_values
-from judgesdk.scorers.pairwise import template_override
-from judgesdk.scorers.synthetic import KeyedStore, UnusableAnswer, generate_text
+from judgesdk.provider import (
+    GenerateRequest,
+    GenerateResponse,
+    Provider,
+    Usage,
+    WrapperProvider,
+)
+from judgesdk.scorers.common import (
+    KeyedStore,
+    ScorerOptions,
+    UnusableAnswer,
+    generate_text,
+    result_from_estimate,
+    template_override,
+    template_values,
+)
 from judgesdk.templates import load_template
 from judgesdk.types import Criterion, JudgeItem, JudgeResult, Scale
 

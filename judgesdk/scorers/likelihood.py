@@ -29,8 +29,17 @@ from collections.abc import Sequence
 from typing import Literal, cast, get_args
 
 from judgesdk.errors import CapabilityError, InputError
-from judgesdk.provider import GenerateRequest, GenerateResponse, Message, Provider, Usage
-from judgesdk.scorers.common import ScorerOptions, template_values
+from judgesdk.provider import (
+    GenerateRequest,
+    GenerateResponse,
+    Message,
+    Provider,
+)
+from judgesdk.scorers.common import (
+    ScorerOptions,
+    result_from_responses,
+    template_values,
+)
 from judgesdk.templates import Template
 from judgesdk.types import Criterion, JudgeItem, JudgeResult, ResultStatus
 
@@ -169,23 +178,3 @@ def _result(
     )
 
 
-def result_from_responses(provider: Provider, responses: Sequence[GenerateResponse], **fields: object) -> JudgeResult:
-    """A result whose provenance (provider, model, usage, latency, cache) sums ``responses``.
-
-    Shared by the scorers that call the provider directly rather than through ``estimate()``
-    (likelihood, RTS); a candidate for ``scorers.common``.
-    """
-    usage = Usage()
-    for response in responses:
-        usage = usage + response.usage
-    notes = [n for r in responses for n in r.notes]
-    extra_notes = cast(list[str], fields.pop("notes", []))
-    return JudgeResult(
-        provider=provider.kind,
-        model=provider.model,
-        usage=usage,
-        latency_s=sum(r.latency_s for r in responses),
-        cached=bool(responses) and all(r.cached for r in responses),
-        notes=[*extra_notes, *notes],
-        **fields,  # type: ignore[arg-type]
-    )

@@ -45,7 +45,14 @@ from pydantic import BaseModel, ConfigDict, Field
 from judgesdk.errors import InputError
 from judgesdk.estimation import estimate
 from judgesdk.provider import Provider, Usage
-from judgesdk.scorers.common import ScorerOptions, template_values
+from judgesdk.scorers.common import (
+    ScorerOptions,
+    template_override,
+    template_values,
+    total_usage,
+    variant_template,
+    worst_status,
+)
 from judgesdk.templates import Template, bundled_template_ids, load_template
 from judgesdk.types import Criterion, JudgeItem, ResultStatus, Scale
 
@@ -59,7 +66,6 @@ PROTOCOLS: tuple[str, ...] = ("pairwise", "h2h")
 STRATEGIES: tuple[str, ...] = ("full", "random", "no-repeat", "symmetric", "bradley-terry")
 PAIRWISE_SCALE = Scale(labels=("A", "B"), values=(1.0, 0.0))
 H2H_SCALE = Scale(labels=("A", "B", "C"), values=(1.0, 0.0, 0.5))
-_STATUS_RANK: dict[str, int] = {"ok": 0, "low_coverage": 1, "unparsed": 2, "error": 3}
 _CONCURRENCY = 8
 
 
@@ -162,37 +168,11 @@ class Ranking(BaseModel):
 # -- shared helpers (also used by the synthetic scorer) --------------------------------------------
 
 
-def variant_template(base_id: str, dataset: str | None) -> Template:
-    """``<base_id>.<dataset>`` when that bundled variant exists (prompts/README.md), else ``base_id``."""
-    if dataset:
-        key = "".join(ch for ch in dataset.lower() if ch.isalnum())
-        if f"{base_id}.{key}" in bundled_template_ids():
-            return load_template(f"{base_id}.{key}")
-    return load_template(base_id)
-
-
-def template_override(options: ScorerOptions, needed: set[str]) -> Template | None:
-    """``options.template`` when it has the ``needed`` placeholders, else None: a judge configured with a
-    scoring template (e.g. ``direct.likert``) still compares, and builds ladders, with the methods' own."""
-    template = options.template
-    return template if template is not None and needed <= template.variables else None
-
-
-def worst_status(statuses: Sequence[str]) -> ResultStatus:
-    """The most severe of ``statuses`` (ok < low_coverage < unparsed < error); ok for none."""
-    return max(statuses, key=_STATUS_RANK.__getitem__, default="ok")  # type: ignore[return-value]
-
-
-def total_usage(usages: Sequence[Usage]) -> Usage:
-    total = Usage()
-    for usage in usages:
-        total = total + usage
-    return total
-
-
 def as_criterion(criterion: Criterion | str) -> Criterion:
     """A criterion object from itself or a bare name (judged on 1-5 with the name as definition)."""
-    from judgesdk.judge import as_criterion as convert  # lazy: judge.py imports the scorers
+    from judgesdk.judge import (
+        as_criterion as convert,  # lazy: judge.py imports the scorers
+    )
 
     return convert(criterion)
 

@@ -17,11 +17,16 @@ The bundled prompts are 001's wording for the four SummEval criteria (``rts.<cri
 from __future__ import annotations
 
 from judgesdk.errors import InputError
-from judgesdk.estimation import EstimationSettings, estimate
+from judgesdk.estimation import estimate
 from judgesdk.parsing import parse_score
-from judgesdk.provider import Capabilities, GenerateRequest, Provider
-from judgesdk.scorers.common import ScorerOptions, result_from_estimate, template_values
-from judgesdk.scorers.likelihood import result_from_responses
+from judgesdk.provider import GenerateRequest, Provider
+from judgesdk.scorers.common import (
+    ScorerOptions,
+    greedy_without_probabilities,
+    result_from_estimate,
+    result_from_responses,
+    template_values,
+)
 from judgesdk.templates import Template, load_template
 from judgesdk.types import Criterion, JudgeItem, JudgeResult, Scale
 
@@ -99,9 +104,3 @@ async def score_mcq(provider: Provider, item: JudgeItem, criterion: Criterion, o
     return result_from_estimate(found, criterion, "mcq", item)
 
 
-def greedy_without_probabilities(settings: EstimationSettings, capabilities: Capabilities) -> EstimationSettings:
-    """Label probabilities where the provider has them; otherwise the greedy answer (T=0, as 001 and
-    002's Direct decode), not ``estimate()``'s sampling fallback. An explicit method is kept."""
-    if settings.method == "auto" and not (capabilities.exact_labels or capabilities.logprobs):
-        return settings.model_copy(update={"method": "parsed"})
-    return settings

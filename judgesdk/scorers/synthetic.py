@@ -32,17 +32,24 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
-from typing import Generic, TypeVar
 
-from pydantic import BaseModel, ValidationError, model_validator
+from pydantic import BaseModel, model_validator
 
 from judgesdk.errors import InputError
 from judgesdk.estimation import Estimate, estimate
-from judgesdk.provider import GenerateRequest, Provider, Usage
-from judgesdk.scorers.common import ScorerOptions, template_values
-from judgesdk.scorers.pairwise import template_override, total_usage, variant_template, worst_status
+from judgesdk.provider import Provider, Usage
+from judgesdk.scorers.common import (
+    KeyedStore,
+    ScorerOptions,
+    UnusableAnswer,
+    generate_text,
+    template_override,
+    template_values,
+    total_usage,
+    variant_template,
+    worst_status,
+)
 from judgesdk.templates import Template
 from judgesdk.types import Criterion, JudgeItem, JudgeResult, Scale
 
@@ -52,83 +59,9 @@ MAX_RUNGS = 33
 BWS_SCALE = Scale(labels=("Better", "Worse", "Similar"), values=(1.0, -1.0, 0.0))
 YESNO_SCALE = Scale(labels=("Yes", "No"), values=(1.0, -1.0))
 
-R = TypeVar("R", bound=BaseModel)
 
 
 # -- a keyed store of generated texts (ladders here, Fusion-Eval plans in fusion.py) ----------------
-
-
-class KeyedStore(Generic[R]):
-    """Records generated once per key: looked up, built at most once at a time, exported/imported as JSONL.
-
-    Concurrent requests for a key that is being built wait for that build instead of starting another.
-    A failed build is not stored.
-    """
-
-    record_type: type[R]
-
-    def __init__(self) -> None:
-        self._records: dict[str, R] = {}
-        self._building: dict[str, asyncio.Future[R]] = {}
-
-    def __len__(self) -> int:
-        return len(self._records)
-
-    def __iter__(self) -> Iterator[R]:
-        return iter(list(self._records.values()))
-
-    def get(self, key: str) -> R | None:
-        return self._records.get(key)
-
-    def put(self, record: R) -> None:
-        self._records[record.key] = record  # type: ignore[attr-defined]
-
-    async def get_or_build(self, key: str, build: Callable[[], Awaitable[R]]) -> tuple[R, bool]:
-        """The record for ``key`` and whether this call built it."""
-        if key in self._records:
-            return self._records[key], False
-        if key in self._building:
-            return await asyncio.shield(self._building[key]), False
-        future: asyncio.Future[R] = asyncio.get_running_loop().create_future()
-        self._building[key] = future
-        try:
-            record = await build()
-        except asyncio.CancelledError:
-            future.cancel()
-            raise
-        except Exception as exc:
-            future.set_exception(exc)
-            future.exception()  # mark retrieved: waiters (if any) re-raise it
-            raise
-        else:
-            self.put(record)
-            future.set_result(record)
-            return record, True
-        finally:
-            del self._building[key]
-
-    def export_jsonl(self, path: str | Path) -> int:
-        """Write every record as one JSON line; returns how many."""
-        records = list(self)
-        Path(path).write_text("".join(r.model_dump_json() + "\n" for r in records), encoding="utf-8")
-        return len(records)
-
-    def import_jsonl(self, path: str | Path) -> int:
-        """Read records written by :meth:`export_jsonl` (they replace records with the same key)."""
-        file = Path(path)
-        if not file.is_file():
-            raise InputError(f"no file at {file} to import {self.record_type.__name__} records from")
-        records = []
-        for number, line in enumerate(file.read_text(encoding="utf-8").splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                records.append(self.record_type.model_validate_json(line))
-            except ValidationError as exc:
-                raise InputError(f"{file}:{number}: not a {self.record_type.__name__} record: {exc.errors()[0]['msg']}") from exc
-        for record in records:
-            self.put(record)
-        return len(records)
 
 
 # -- ladders ---------------------------------------------------------------------------------------
@@ -187,20 +120,6 @@ def generation_order(n: int) -> list[list[tuple[int, int | None, int | None]]]:
             levels.append(level)
         gaps = [g for mid, lo, hi in level for g in ((lo, mid), (mid, hi))]
     return levels
-
-
-class UnusableAnswer(Exception):
-    """The model's answer cannot be used (an empty rung or plan): the result is ``unparsed``."""
-
-
-async def generate_text(provider: Provider, template: Template, values: dict[str, object], max_tokens: int, seed: int | None) -> tuple[str, Usage]:
-    """One greedy generation from ``template``; an empty answer raises :class:`UnusableAnswer`."""
-    request = GenerateRequest(messages=template.render(**values), max_tokens=max_tokens, temperature=0.0, seed=seed, tags=template.tags())
-    response = await provider.generate(request)
-    text = response.choices[0].text.strip() if response.choices else ""
-    if not text:
-        raise UnusableAnswer(f"{template.id} returned an empty text")
-    return text, response.usage
 
 
 async def build_ladder(provider: Provider, item: JudgeItem, criterion: Criterion, rungs: int, options: ScorerOptions) -> tuple[Ladder, Usage]:
