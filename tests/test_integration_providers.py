@@ -201,3 +201,16 @@ def test_fallback_chain_moves_from_a_failing_server_to_the_local_model(fault_pro
     result = judge.score(OUTPUTS[0], source=SOURCE, criterion=CONSISTENCY)
     assert result.provider == "local" and result.method == "geval/exact"
     assert any("openai" in note and "failed" in note for note in result.notes)
+
+
+@pytest.mark.parametrize("method", ["direct", "sampling"])
+def test_direct_and_sampling_aggregations_over_the_llama_server(llama_server, method):
+    settings = EstimationSettings(samples=3, max_tokens=4)
+    judge = Judge(openai_provider(llama_server), method=method, settings=settings)
+    result = judge.score(OUTPUTS[0], source=SOURCE, criterion=CONSISTENCY)
+    judge.close()
+    assert result.provider == "openai" and result.method.startswith(f"{method}/")
+    assert result.raw and all(isinstance(text, str) for text in result.raw)
+    assert (result.score is None) == (result.status == "unparsed")
+    if method == "sampling":
+        assert len(result.raw) == 3  # the server ignores n: three separate seeded calls
