@@ -155,11 +155,9 @@ class Judge:
         )
 
     async def _chain(self, call: Callable[[Provider], Awaitable[T]]) -> T:
-        """``call`` on the first working provider, with earlier failures in its notes; ProviderError if none works."""
-        try:
-            result, failures = await self._first_success(call)
-        except _ChainFailed as exc:
-            raise ProviderError(f"every provider failed: {exc}") from exc
+        """``call`` on the first working provider, with earlier failures in its notes; ``_ChainFailed`` (a
+        ProviderError naming every failure) when none works."""
+        result, failures = await self._first_success(call)
         return result.model_copy(update={"notes": [*failures, *result.notes]}) if failures else result  # type: ignore[attr-defined]
 
     async def aclose(self) -> None:
@@ -216,10 +214,11 @@ class Judge:
         return self._built[index]
 
     async def _judge(self, item: JudgeItem, criterion: Criterion, method: str) -> JudgeResult:
+        """One item through the chain; when every provider fails, an ``error`` result that says why."""
         scorer = scorer_for(method)
         started = time.perf_counter()
         try:
-            result, failures = await self._first_success(lambda p: scorer(p, item, criterion, self.options, method))
+            return await self._chain(lambda p: scorer(p, item, criterion, self.options, method))
         except _ChainFailed as exc:
             return JudgeResult(
                 score=None,
@@ -230,7 +229,6 @@ class Judge:
                 latency_s=time.perf_counter() - started,
                 item_id=item.id,
             )
-        return result.model_copy(update={"notes": [*failures, *result.notes]}) if failures else result
 
     async def _first_success(self, call: Callable[[Provider], Awaitable[T]]) -> tuple[T, list[str]]:
         """Run ``call`` on the first provider of the chain that can be built and does not fail.
@@ -252,10 +250,10 @@ class Judge:
                 return await call(provider), failures
             except ProviderError as exc:
                 failures.append(f"{provider.kind}/{provider.model} failed: {exc}")
-        raise _ChainFailed("; ".join(failures))
+        raise _ChainFailed("every provider failed: " + "; ".join(failures))
 
 
-class _ChainFailed(Exception):
+class _ChainFailed(ProviderError):
     """Every provider of the chain failed; the message lists why."""
 
 
