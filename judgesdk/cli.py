@@ -1,8 +1,9 @@
-"""``judgesdk`` command line: ``score``, ``compare``, ``rank``, ``cache``, ``bench``, ``meta-eval``.
+"""``judgesdk`` command line: ``score``, ``compare``, ``rank``, ``bench``, ``meta-eval``, ``gate``,
+``calibrate``, ``cache``.
 
 Exit codes: 0 every item has a score (some may carry a warning status such as ``low_coverage``);
 2 some items could not be judged (results written, statuses say which);
-3 usage or configuration error.
+3 usage or configuration error. ``gate`` adds 1: a quality gate failed (see judgesdk.gate).
 """
 
 from __future__ import annotations
@@ -51,6 +52,9 @@ def build_parser() -> argparse.ArgumentParser:
         pass
     else:
         register_meta(commands)
+    from judgesdk.gate_cli import register as register_gate
+
+    register_gate(commands)
     return parser
 
 

@@ -65,15 +65,28 @@ class Judge:
         self._thread: threading.Thread | None = None
 
     @classmethod
-    def from_config(cls, source: str | Path | Mapping[str, Any] | JudgeConfig | None = None) -> "Judge":
-        """A judge from a TOML/YAML path, a mapping or a :class:`JudgeConfig` (plus ``JUDGESDK_*`` variables)."""
+    def from_config(
+        cls,
+        source: str | Path | Mapping[str, Any] | JudgeConfig | None = None,
+        *,
+        adapters: Sequence[ProviderSource] | None = None,
+        wrap: Callable[[Provider], Provider] | None = None,
+    ) -> "Judge":
+        """A judge from a TOML/YAML path, a mapping or a :class:`JudgeConfig` (plus ``JUDGESDK_*`` variables).
+
+        Each provider is the config's adapter (or one of ``adapters``, replacing the configured chain, e.g. a
+        scripted provider in tests), optionally ``wrap``-ped (e.g. a budget meter), under the config's cache
+        and retry. Providers are built on first use.
+        """
         import os
 
         config = load_config(source)
-        chain = config.providers or detect_chain(os.environ)
-        factories = [_factory(pc, config) for pc in chain]
+        if adapters is None:
+            builders = [_adapter_builder(pc) for pc in config.providers or detect_chain(os.environ)]
+        else:
+            builders = [_as_builder(a) for a in adapters]
         return cls(
-            factories,
+            [_stacked(build, config, wrap) for build in builders],
             template=config.template,
             method=config.method,
             dataset=config.dataset,
@@ -210,7 +223,7 @@ class Judge:
     def _provider(self, index: int) -> Provider:
         if index not in self._built:
             source = self._sources[index]
-            self._built[index] = source if hasattr(source, "generate") else source()  # type: ignore[operator]
+            self._built[index] = _as_builder(source)()
         return self._built[index]
 
     async def _judge(self, item: JudgeItem, criterion: Criterion, method: str) -> JudgeResult:
@@ -261,11 +274,21 @@ def _template(template: str | Path | Template) -> Template:
     return template if isinstance(template, Template) else load_template(template)
 
 
-def _factory(config: Any, judge_config: JudgeConfig) -> Callable[[], Provider]:
-    def build() -> Provider:
-        return stack(build_adapter(config), judge_config)
+def _adapter_builder(config: Any) -> Callable[[], Provider]:
+    return lambda: build_adapter(config)
 
-    return build
+
+def _as_builder(source: ProviderSource) -> Callable[[], Provider]:
+    """A factory for a provider given as an instance or as a factory."""
+    return (lambda: source) if hasattr(source, "generate") else source  # type: ignore[return-value]
+
+
+def _stacked(build: Callable[[], Provider], config: JudgeConfig, wrap: Callable[[Provider], Provider] | None) -> Callable[[], Provider]:
+    def make() -> Provider:
+        adapter = build()
+        return stack(wrap(adapter) if wrap is not None else adapter, config)
+
+    return make
 
 
 def as_criterion(criterion: Criterion | str) -> Criterion:

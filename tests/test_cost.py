@@ -1,0 +1,146 @@
+"""Usage totals, prices from LiteLLM's bundled map (offline), and a budget cap that stops a run cleanly."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+from judgesdk.providers.scripted import ScriptedProvider
+from pydantic import ValidationError
+from test_gate import gate, judged_config, scripted_rule
+
+from judgesdk.config import load_config
+from judgesdk.cost import Budget, BudgetedProvider, BudgetMeter, budgeted_judge, price_for, score_within_budget, summarize_usage
+from judgesdk.errors import BudgetExceededError, ConfigError
+from judgesdk.gate import evaluate_gates
+from judgesdk.meta.report import CostModel
+from judgesdk.provider import GenerateRequest, GenerateResponse, Message, Usage
+from judgesdk.types import Criterion, JudgeResult
+
+
+def res(provider: str, model: str, inp: int, out: int, cached: bool = False) -> JudgeResult:
+    return JudgeResult(
+        score=3.0, status="ok", criterion="q", method="geval/exact", provider=provider, model=model, cached=cached,
+        usage=Usage(input_tokens=inp, output_tokens=out, calls=1),
+    )  # fmt: skip
+
+
+def test_price_from_litellms_bundled_map_offline():
+    price, note = price_for("openai", "gpt-4o-mini")
+    assert price is not None and price.input > 0 and price.output > price.input and "gpt-4o-mini" in note
+    routed, _ = price_for("litellm", "openai/gpt-4o-mini")
+    assert routed is not None and routed.input == price.input
+
+
+def test_unknown_and_local_models_have_no_price_and_say_why():
+    price, note = price_for("openai", "gemma-on-my-laptop")
+    assert price is None and "not in LiteLLM's bundled price map" in note
+    price, note = price_for("local", "gemma3-270m-q4_k_m")
+    assert price is None and "no per-token price" in note
+    price, note = price_for("local", "x", CostModel(usd_per_million_input=1.0, usd_per_million_output=2.0))
+    assert price is not None and price.input == pytest.approx(1e-6) and note == "configured prices"
+
+
+def test_usage_totals_split_billed_from_cached_and_never_invent_a_cost():
+    prices = CostModel(usd_per_million_input=1.0, usd_per_million_output=10.0)
+    results = [res("openai", "m", 1000, 10), res("openai", "m", 1000, 10, cached=True), res("local", "g", 500, 0)]
+    report = summarize_usage(results, prices)
+    assert report.usage.input_tokens == 2500 and report.billed.input_tokens == 1500 and report.n_cached == 1
+    assert report.usd == pytest.approx((1500 * 1 + 10 * 10) / 1e6)  # configured prices apply to every model
+    unpriced = summarize_usage(results)
+    assert unpriced.usd is None and any("local/g" in note for note in unpriced.notes)
+    local_group = next(g for g in unpriced.groups if g.provider == "local")
+    assert local_group.usd is None and local_group.billed.input_tokens == 500
+    all_cached = summarize_usage([res("local", "g", 500, 0, cached=True)])
+    assert all_cached.usd == 0.0 and all_cached.billed.input_tokens == 0  # nothing billed is a known zero
+
+
+def test_a_budget_needs_a_cap():
+    with pytest.raises(ValidationError, match="max_tokens"):
+        Budget()
+
+
+def request() -> GenerateRequest:
+    return GenerateRequest(messages=(Message(role="user", content="Q4"),))
+
+
+async def test_the_meter_refuses_calls_once_the_cap_is_reached_and_ignores_cache_hits():
+    meter = BudgetMeter(Budget(max_tokens=3))
+    provider = BudgetedProvider(ScriptedProvider(lambda r: "4"), meter)
+    await provider.generate(request())  # 1 input + 1 output token
+    assert meter.tokens == 2 and meter.calls == 1
+    meter.record("scripted", "scripted", GenerateResponse(usage=Usage(input_tokens=100), cached=True))
+    assert meter.tokens == 2
+    await provider.generate(request())
+    with pytest.raises(BudgetExceededError, match="token budget reached: 4 tokens billed, cap 3"):
+        await provider.generate(request())
+    assert meter.state().stopped and len(provider.inner.calls) == 2
+
+
+def test_a_usd_cap_needs_a_priced_provider():
+    meter = BudgetMeter(Budget(max_usd=1.0))
+    with pytest.raises(ConfigError, match="max_usd cannot be enforced"):
+        budgeted_judge(load_config({"providers": [{"kind": "local"}], "cache": {"enabled": False}}), meter)
+    BudgetMeter(Budget(max_usd=1.0, prices=CostModel(usd_per_million_input=1.0))).require_prices([("local", "g")])
+
+
+def test_a_usd_cap_counts_priced_calls():
+    meter = BudgetMeter(Budget(max_usd=0.5, prices=CostModel(usd_per_million_input=1e5, usd_per_million_output=0.0)))
+    meter.record("x", "y", GenerateResponse(usage=Usage(input_tokens=3)))
+    assert meter.usd == pytest.approx(0.3)
+    meter.record("x", "y", GenerateResponse(usage=Usage(input_tokens=3)))
+    with pytest.raises(BudgetExceededError, match="USD budget reached"):
+        meter.check()
+
+
+def test_budget_stop_does_not_fall_back_to_the_next_provider(tmp_path):
+    first, second = ScriptedProvider(scripted_rule), ScriptedProvider(scripted_rule)
+    meter = BudgetMeter(Budget(max_tokens=1))
+    config = load_config({"cache": {"enabled": False}, "concurrency": 1})
+    judge = budgeted_judge(config, meter, providers=[first, second])
+    seen: list[JudgeResult] = []
+    crit = Criterion(name="q")
+    stop = score_within_budget(judge, [(crit, [{"output": f"item {i} Q4", "id": str(i)} for i in range(3)])], lambda c, i, r: seen.append(r))
+    assert stop is not None and "token budget reached" in stop
+    assert len(first.calls) == 1 and not second.calls and len(seen) == 1 and seen[0].score == 4.0
+
+
+def test_a_budget_stop_keeps_finished_results_exits_2_and_a_rerun_resumes(tmp_path):
+    outputs = {str(i): f"summary number {i} Q4" for i in range(6)}
+    gates = [{"kind": "mean", "min": 3.0}]
+    config = judged_config(tmp_path, outputs, gates, budget={"max_tokens": 200})
+    provider = ScriptedProvider(scripted_rule)
+    verdict = evaluate_gates(config, providers=[provider])
+    budget = gate(verdict, "budget")
+    assert budget.outcome == "fail" and budget.kind == "completeness" and "re-run with a higher cap" in budget.message
+    assert gate(verdict, "completeness").outcome == "fail" and verdict.exit_code == 2 and verdict.budget.stopped
+    kept = [json.loads(line) for line in (tmp_path / "results.jsonl").read_text().splitlines()]
+    n_done = len(kept)
+    assert 0 < n_done < 6 and n_done == len(provider.calls) and all(r["score"] == 4.0 for r in kept)
+    assert verdict.budget.tokens >= 200 and verdict.budget.calls == n_done
+
+    bigger = judged_config(tmp_path, outputs, gates, budget={"max_tokens": 10_000})
+    again = evaluate_gates(bigger, providers=[provider])
+    assert again.exit_code == 0 and len(provider.calls) == 6  # only the items the stop left were judged
+    assert len((tmp_path / "results.jsonl").read_text().splitlines()) == 6
+    assert again.usage.n_results == 6 and again.usage.billed.calls == 6
+
+
+class SlowProvider(ScriptedProvider):
+    """A scripted model that yields to the event loop mid-call, so calls overlap as real ones do."""
+
+    async def generate(self, request):
+        await asyncio.sleep(0.01)
+        return await super().generate(request)
+
+
+def test_calls_in_flight_at_the_stop_finish_and_are_kept():
+    provider = SlowProvider(scripted_rule)
+    meter = BudgetMeter(Budget(max_tokens=1))
+    judge = budgeted_judge(load_config({"cache": {"enabled": False}, "concurrency": 3}), meter, providers=[provider])
+    seen: list[JudgeResult] = []
+    items = [{"output": f"item {i} Q4", "id": str(i)} for i in range(8)]
+    stop = score_within_budget(judge, [(Criterion(name="q"), items)], lambda c, i, r: seen.append(r))
+    assert stop is not None and len(provider.calls) == 3  # three started before the first one finished
+    assert len(seen) == 3 and all(r.score == 4.0 for r in seen)  # all three kept, none after the stop
