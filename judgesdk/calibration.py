@@ -21,7 +21,6 @@ constant labels or scores (:class:`~judgesdk.errors.InputError` saying what to f
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
 from pathlib import Path
@@ -31,6 +30,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from judgesdk.errors import ConfigError, InputError
+from judgesdk.runlog import read_objects
 from judgesdk.meta._stats import single_value
 
 __all__ = [
@@ -262,22 +262,7 @@ class LabelledSet(BaseModel):
 
 
 def _rows(path: Path, what: str) -> list[dict[str, Any]]:
-    if not path.is_file():
-        raise InputError(f"{what} file {path} does not exist")
-    rows = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{path}:{number}: not valid JSON ({exc.msg})") from exc
-        if not isinstance(row, dict):
-            raise InputError(f"{path}:{number}: each line must be a JSON object")
-        rows.append(row)
-    if not rows:
-        raise InputError(f"{what} file {path} is empty")
-    return rows
+    return [row for _, row in read_objects(path, what)]
 
 
 def _keys(row: dict[str, Any]) -> list[str]:

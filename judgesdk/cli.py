@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from judgesdk.errors import ConfigError, InputError, JudgeSDKError
-from judgesdk.runlog import append, done_ids, result_line
+from judgesdk.runlog import append, done_ids, read_objects, result_line
 from judgesdk.types import Criterion, JudgeItem, JudgeResult, Scale
 
 EXIT_OK, EXIT_INCOMPLETE, EXIT_USAGE = 0, 2, 3
@@ -101,17 +101,9 @@ _TEXT_FIELDS = ("output", "source", "context", "reference", "id")
 def read_items(path: Path) -> list[tuple[JudgeItem, dict[str, Any]]]:
     """Items of a JSONL file, each with the line's other fields (``doc_id``, ``system_id``...) to carry
     into its result line, so that results join back to their inputs (e.g. in ``meta-eval``)."""
-    if not path.exists():
-        raise InputError(f"input file {path} does not exist")
     items = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            raw = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{path}:{number}: not valid JSON ({exc.msg})") from exc
-        if not isinstance(raw, dict) or "output" not in raw:
+    for number, raw in read_objects(path, "input"):
+        if "output" not in raw:
             raise InputError(f"{path}:{number}: each line must be an object with an 'output' field")
         raw["id"] = str(raw.get("id") or f"{raw.get('doc_id', '')}:{raw.get('system_id', '')}".strip(":") or number)
         try:
@@ -119,8 +111,6 @@ def read_items(path: Path) -> list[tuple[JudgeItem, dict[str, Any]]]:
         except InputError as exc:
             raise InputError(f"{path}:{number}: {exc}") from exc
         items.append((item, {k: v for k, v in raw.items() if k not in _TEXT_FIELDS and k != "scores"}))
-    if not items:
-        raise InputError(f"{path} has no items to judge")
     return items
 
 

@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 from typing import Any, TextIO
 
+from judgesdk.errors import InputError
 from judgesdk.types import JudgeResult
 
 
@@ -48,3 +49,28 @@ def done_ids(path: Path | None, key: str = "id") -> set[str]:
 def append(sink: TextIO, record: dict[str, Any]) -> None:
     sink.write(json.dumps(record, ensure_ascii=False) + "\n")
     sink.flush()
+
+
+def read_objects(path: str | Path, what: str) -> list[tuple[int, dict[str, Any]]]:
+    """Every non-blank line of a JSONL file as (line number, object); a typed error names the bad line.
+
+    Strict on purpose, for inputs a person wrote (items, predictions, labels); results files that a
+    crash may have cut are read by the tolerant readers beside them (``done_ids``, the gate's).
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"{what} file {path} does not exist")
+    rows = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"{path}:{number}: not valid JSON ({exc.msg}); each line must be one JSON object") from exc
+        if not isinstance(row, dict):
+            raise InputError(f"{path}:{number}: each line must be a JSON object")
+        rows.append((number, row))
+    if not rows:
+        raise InputError(f"{what} file {path} is empty")
+    return rows

@@ -17,7 +17,7 @@ def run(argv, capsys):
 
 @pytest.mark.parametrize(
     "content,message",
-    [("{not json", "not valid JSON"), ('{"source": "x"}', "'output' field"), ('{"output": "  "}', "empty output"), ("", "no items")],
+    [("{not json", "not valid JSON"), ('{"source": "x"}', "'output' field"), ('{"output": "  "}', "empty output"), ("", "is empty")],
 )
 def test_bad_input_exits_3_with_a_message(tmp_path, capsys, content, message):
     path = tmp_path / "in.jsonl"

@@ -17,7 +17,6 @@ Lines are joined to the human file on (doc_id, system_id); duplicate keys keep t
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
 from pathlib import Path
@@ -26,6 +25,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from judgesdk.errors import InputError, JudgeSDKError
+from judgesdk.runlog import read_objects
 from judgesdk.meta._stats import METHODS, check_method
 from judgesdk.meta.bootstrap import BootstrapCI, bootstrap_ci
 from judgesdk.meta.correlation import LevelCorrelation, get_convention, level_correlation, resolve_level
@@ -111,26 +111,6 @@ def scale_for(records: Sequence[HumanRecord], dimension: str, override: str | No
     return Scale.likert(low, high), "inferred from the human scores (pass --scale to set it)"
 
 
-def _read_jsonl(path: Path, what: str) -> list[tuple[int, dict[str, Any]]]:
-    if not path.is_file():
-        raise InputError(f"{what} file {path} does not exist")
-    rows = []
-    with path.open(encoding="utf-8") as fh:
-        for number, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"{path}:{number}: not valid JSON ({exc.msg}); each line must be one JSON object") from exc
-            if not isinstance(row, dict):
-                raise InputError(f"{path}:{number}: each line must be a JSON object")
-            rows.append((number, row))
-    if not rows:
-        raise InputError(f"{what} file {path} is empty")
-    return rows
-
-
 def _ids(row: dict[str, Any], where: str) -> tuple[str, str]:
     missing = [k for k in ("doc_id", "system_id") if row.get(k) is None]
     if missing:
@@ -168,7 +148,7 @@ def load_predictions(path: str | Path, scale: Scale, parse: ParseMode = "rts") -
     read_scale = scale if parse == "rts" else Scale.letters(scale.values)
     p = Path(path)
     out = []
-    for number, row in _read_jsonl(p, "predictions"):
+    for number, row in read_objects(p, "predictions"):
         where = f"{p}:{number}"
         doc, system = _ids(row, where)
         value, status = _number(row.get("score"), where, "score"), "ok"
@@ -209,7 +189,7 @@ def load_pairwise(path: str | Path) -> list[PairwiseJudgement]:
     ``winner`` ("first"/"second"/"tie") or raw ``response`` (001 H2H: A = first, B = second, C = tie)."""
     p = Path(path)
     out = []
-    for number, row in _read_jsonl(p, "pairwise"):
+    for number, row in read_objects(p, "pairwise"):
         where = f"{p}:{number}"
         if any(row.get(k) is None for k in ("doc_id", "first", "second")):
             raise InputError(f"{where}: a pairwise line needs doc_id, first and second (system ids in the order shown)")
