@@ -33,8 +33,8 @@ from judgesdk.types import Criterion
 
 SCORE_METHODS = ("geval", "direct", "sampling", "rts", "mcq", "likelihood", "synthetic", "fusion")
 # Kept small so the whole table runs in well under an hour on 2 cores; the papers' settings are in
-# each scorer's docstring (000: 5 rungs; 003: k = 8; 002: 20 samples).
-OPTIONS = {"synthetic": {"rungs": 3}, "fusion": {"k": 4}}
+# each scorer's docstring (000: 5 rungs; 003: k = 8; 002: 20 samples; 001: rationales up to 256 tokens).
+OPTIONS = {"synthetic": {"rungs": 3}, "fusion": {"k": 4}, "rts": {"max_tokens": 96}}
 SAMPLES = 8
 
 
