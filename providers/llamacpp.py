@@ -5,28 +5,59 @@ What a local model gives that an API cannot:
 * **exact label scoring** — the next-token logits after the prompt, log-softmaxed over the full
   vocabulary, give log P(label | prompt) for every label variant; multi-token labels are chained
   (evaluate the label's first tokens, read the next distribution, rewind). Nothing is generated.
+  Label variants that share leading tokens (`` 1`` … `` 5`` all start with the space token) share
+  one evaluation of them, and that evaluation rides in the same decode as the prompt's tail.
 * **log-likelihood of a continuation** — log P(token_i | prompt, tokens_<i) for each token of a given
   text, from one batched decode with logits kept only for those positions.
 * **prefix reuse** — the KV cache of the longest common token prefix with the previous request is kept,
   so the shared part of judging prompts (instructions, criterion, source) is evaluated once and every
   further output costs only its own tokens. ``usage.cached_input_tokens`` counts the reused tokens.
+* **saved prefix states** — a small LRU of KV states of sequence 0 (``prefix_states``, default 4), so
+  interleaved work (criteria × sources, two sources alternating) restores a prefix in about a
+  millisecond instead of re-evaluating it. ``counters`` reports tokens evaluated, reused and restored.
 
 The model runs on one worker thread (a llama context is not thread-safe); the event loop never blocks.
+
+Measured on this project's 2-core CPU machine with ``benchmarks/local_prefix.py --probes --docs 4
+--contend 2`` (medians; figures and load in benchmarks/README.md, "Local prefix reuse"):
+
+* **OpenMP wait policy.** llama.cpp's CPU threads meet at a barrier after every graph node, and libgomp
+  spins there by default. Beside two busy-looping processes (other work on the same cores), a 22-token
+  decode after a 400-token prefix took 3533 ms with ``OMP_WAIT_POLICY=ACTIVE`` and 200 ms with
+  ``PASSIVE`` (threads sleep at barriers), and prefill ran at 84 vs 181 tokens/s; on idle cores the two
+  were within noise (62 vs 68 ms, 442 vs 433 tokens/s). ``PASSIVE`` is set here, before llama.cpp's
+  libgomp loads, unless the environment already names a policy.
+* **Saved states vs sequence copies.** Saving sequence 0 with ``llama_state_seq_get_data`` took 0.7 ms
+  and restoring it 0.9 ms (8.1 MB at 439 tokens); ``Llama.save_state``/``load_state`` took 2.9/37 ms
+  (they also copy Python-side arrays). A sequence copy in a unified KV cache (``llama_memory_seq_cp``)
+  takes 0.09 ms, but every later decode attends over the stored cells too: a 93-token output decoded in
+  240 ms alone and in 266/322/315 ms with 1/2/3 other ~450-token prefixes stored, and stored copies use
+  up the context. The LRU therefore keeps sequence states in host memory.
+* **Parallel sequences.** 2 and 4 outputs of one source decoded as parallel sequences in one batch
+  (unified KV, prefix shared by ``seq_cp``) vs one decode each: 1.04x and 0.98x. Batching only paid off
+  with spinning barriers under contention (it amortised the spinning), which the passive policy removes;
+  outputs are decoded one request at a time, with no request queue and no unified-KV context.
 """
 
 from __future__ import annotations
 
 import asyncio
+import ctypes
 import os
 import time
+from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from pydantic import BaseModel
 
-from judgesdk.errors import CapabilityError, PermanentError
+from judgesdk.errors import CapabilityError, ConfigError, PermanentError
 from judgesdk.provider import Capabilities, Choice, GenerateRequest, GenerateResponse, TokenLogprob, Usage, as_text
+
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # read once when libgomp loads: see the module docstring
 
 try:
     import llama_cpp
@@ -73,8 +104,117 @@ def log_softmax(logits: np.ndarray) -> np.ndarray:
     return shifted - np.log(np.exp(shifted).sum())
 
 
+def common_prefix(a: np.ndarray | list[int], b: list[int]) -> int:
+    """Length of the longest common prefix of two token sequences."""
+    n = min(len(a), len(b))
+    if n == 0:
+        return 0
+    differ = np.flatnonzero(np.asarray(a[:n]) != np.asarray(b[:n]))
+    return int(differ[0]) if differ.size else n
+
+
+# -- counters and the saved-state LRU -----------------------------------------------------------
+
+
+class PrefixCounters(BaseModel):
+    """What the local model evaluated, per provider since creation (or :meth:`LlamaCppProvider.reset_counters`).
+
+    ``tokens_evaluated`` counts every token decoded (prompt tails, label chains, continuations, generated
+    tokens); ``tokens_reused`` the prompt tokens served from the KV cache, ``tokens_restored`` the part
+    of those that came from a saved state. ``unique_tokens`` (only with ``track_unique_tokens=True``) is
+    the number of distinct token prefixes the requests needed (nodes of their prefix trie): the least
+    any evaluation order could decode.
+    """
+
+    requests: int = 0
+    prompt_tokens: int = 0
+    tokens_evaluated: int = 0
+    tokens_reused: int = 0
+    tokens_restored: int = 0
+    decodes: int = 0
+    state_saves: int = 0
+    state_restores: int = 0
+    unique_tokens: int | None = None
+
+
+class TokenTrie:
+    """Distinct prefixes of the token sequences added so far (for ``unique_tokens``)."""
+
+    def __init__(self) -> None:
+        self._root: dict[int, dict] = {}
+        self.nodes = 0
+
+    def add(self, tokens: list[int]) -> None:
+        node = self._root
+        for token in tokens:
+            child = node.get(token)
+            if child is None:
+                child = node[token] = {}
+                self.nodes += 1
+            node = child
+
+
+@dataclass
+class SavedState:
+    """The KV cells of sequence 0 after ``tokens``, as llama.cpp serialised them."""
+
+    tokens: np.ndarray
+    data: Any  # ctypes uint8 array
+    size: int
+
+
+class PrefixStates:
+    """A small LRU of saved prefix states, bounded by count and bytes.
+
+    Entries of one *family* (sharing at least half of the shorter one's tokens, e.g. two outputs of one
+    source) replace each other, so sixteen outputs of one document keep one entry, not sixteen, and
+    the other documents' prefixes stay.
+    """
+
+    def __init__(self, max_entries: int, max_bytes: int) -> None:
+        self.max_entries = max_entries
+        self.max_bytes = max_bytes
+        self._entries: OrderedDict[int, SavedState] = OrderedDict()
+        self._next = 0
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    @property
+    def bytes(self) -> int:
+        return sum(e.size for e in self._entries.values())
+
+    def best(self, tokens: list[int]) -> tuple[int | None, int]:
+        """The entry sharing the longest prefix with ``tokens`` (most recent on ties), and that length."""
+        best_key, best_len = None, 0
+        for key, entry in reversed(self._entries.items()):
+            n = common_prefix(entry.tokens, tokens)
+            if n > best_len:
+                best_key, best_len = key, n
+        return best_key, best_len
+
+    def pop(self, key: int) -> SavedState:
+        """Take an entry out (it becomes the live state; it is saved again when the live state moves on)."""
+        return self._entries.pop(key)
+
+    def put(self, state: SavedState) -> None:
+        for key, entry in list(self._entries.items()):
+            if common_prefix(entry.tokens, list(state.tokens)) * 2 >= min(len(entry.tokens), len(state.tokens)):
+                del self._entries[key]
+        self._entries[self._next] = state
+        self._next += 1
+        while self._entries and (len(self._entries) > self.max_entries or self.bytes > self.max_bytes):
+            self._entries.popitem(last=False)
+
+
+# -- the provider -------------------------------------------------------------------------------
+
+
 class LlamaCppProvider:
     kind = "local"
+
+    RESTORE_MIN_GAIN = 16  # restore a saved state only when it reuses at least this many more tokens
+    SAVE_MIN_DISCARD = 32  # save the live state only when a switch would discard at least this many tokens
 
     def __init__(
         self,
@@ -84,7 +224,12 @@ class LlamaCppProvider:
         n_ctx: int = 4096,
         n_gpu_layers: int | None = None,
         n_threads: int | None = None,
+        n_threads_batch: int | None = None,
         n_batch: int = 512,
+        prefix_reuse: bool = True,
+        prefix_states: int = 4,
+        prefix_state_mb: float = 512.0,
+        track_unique_tokens: bool = False,
         capabilities: Capabilities | None = None,
     ) -> None:
         if llama_cpp is None:
@@ -92,24 +237,32 @@ class LlamaCppProvider:
         path = Path(model_path).expanduser()
         if not path.is_file():
             raise PermanentError(f"no GGUF model file at {path}", provider=self.kind)
+        if prefix_states < 0 or prefix_state_mb < 0:
+            raise ConfigError(f"prefix_states ({prefix_states}) and prefix_state_mb ({prefix_state_mb}) must be >= 0")
         self.model = model_name or path.stem
         self.endpoint = str(path)
         self.capabilities = capabilities or DEFAULT_CAPABILITIES
+        threads = n_threads or os.cpu_count() or 1
         self._settings = {
             "model_path": str(path),
             "n_ctx": n_ctx,
             "n_batch": n_batch,
             "n_gpu_layers": default_gpu_layers() if n_gpu_layers is None else n_gpu_layers,
-            "n_threads": n_threads or os.cpu_count() or 1,
+            "n_threads": threads,
+            "n_threads_batch": n_threads_batch or threads,
             "logits_all": False,
             "verbose": False,
         }
+        self.prefix_reuse = prefix_reuse
+        self.counters = PrefixCounters(unique_tokens=0 if track_unique_tokens else None)
+        self._trie = TokenTrie() if track_unique_tokens else None
+        self._states = PrefixStates(prefix_states if prefix_reuse else 0, int(prefix_state_mb * 2**20))
         self._model: Any = None  # loaded on first use: a run served from the cache never loads it
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="judgesdk-llama")
-        self._last_logits: np.ndarray | None = None  # logits after the last evaluated token, when known
+        self._last_logits: np.ndarray | None = None  # logits after the last token in the KV cache, when known
 
     @classmethod
-    def from_options(cls, *, model_name: str = EMBEDDED_MODEL, capabilities: Capabilities | None = None, **options: Any) -> "LlamaCppProvider":
+    def from_options(cls, *, model_name: str = EMBEDDED_MODEL, capabilities: Capabilities | None = None, **options: Any) -> LlamaCppProvider:
         """Build from config options; without ``model_path`` the embedded model is used."""
         model_path = options.pop("model_path", None)
         if model_path is None:
@@ -126,6 +279,12 @@ class LlamaCppProvider:
             self._model.close()
             self._model = None
 
+    def reset_counters(self) -> None:
+        """Start counting afresh (a benchmark's phases); the KV cache and saved states are kept."""
+        self.counters = PrefixCounters(unique_tokens=0 if self._trie is not None else None)
+        if self._trie is not None:
+            self._trie = TokenTrie()
+
     @property
     def _llm(self) -> Any:
         if self._model is None:
@@ -137,7 +296,7 @@ class LlamaCppProvider:
     def _generate(self, request: GenerateRequest) -> GenerateResponse:
         started = time.perf_counter()
         prompt = self._tokenize(as_text(request.messages), bos=True)
-        reused = self._common_prefix(prompt)
+        reused = self._switch_to(prompt)
         response = GenerateResponse(provider=self.kind, model=self.model)
         if request.labels is not None:
             response.label_logprobs = self._label_logprobs(prompt, request.labels)
@@ -151,21 +310,26 @@ class LlamaCppProvider:
             output_tokens=sum(len(self._tokenize(c.text, bos=False)) for c in response.choices),
             calls=1,
         )
+        self._count(requests=1, prompt_tokens=len(prompt), tokens_reused=reused)
         response.latency_s = time.perf_counter() - started
         return response
+
+    def _count(self, **increments: int) -> None:
+        for name, value in increments.items():
+            setattr(self.counters, name, getattr(self.counters, name) + value)
+
+    def _needs(self, tokens: list[int]) -> None:
+        """Record a token sequence the request needs evaluated (for ``unique_tokens``)."""
+        if self._trie is not None:
+            self._trie.add(tokens)
+            self.counters.unique_tokens = self._trie.nodes
 
     def _tokenize(self, text: str, *, bos: bool) -> list[int]:
         # special=False: judged text that contains control-token strings stays text.
         return self._llm.tokenize(text.encode("utf-8"), add_bos=bos, special=False)
 
     def _common_prefix(self, tokens: list[int]) -> int:
-        cached = self._llm.input_ids[: self._llm.n_tokens]
-        n = 0
-        for a, b in zip(cached, tokens):
-            if a != b:
-                break
-            n += 1
-        return n
+        return common_prefix(self._llm.input_ids[: self._llm.n_tokens], tokens)
 
     def _check_fits(self, n: int) -> None:
         if n > self._llm.n_ctx():
@@ -174,55 +338,128 @@ class LlamaCppProvider:
                 provider=self.kind,
             )
 
-    def _decode(self, tokens: list[int], *, all_logits: bool) -> np.ndarray:
-        """Evaluate ``tokens`` after the current position; logits of every token, or of the last one."""
+    # -- prefix reuse across requests ------------------------------------------------------------
+
+    def _switch_to(self, prompt: list[int]) -> int:
+        """Bring the KV cache as close to ``prompt`` as the live cache or a saved state allows; returns the
+        number of prompt tokens that will not be evaluated. Without reuse, the cache is emptied."""
+        if not self.prefix_reuse:
+            self._rewind(0)
+            return 0
+        live = self._common_prefix(prompt)
+        key, saved = self._states.best(prompt) if self._states.max_entries else (None, 0)
+        if key is not None and saved >= live + self.RESTORE_MIN_GAIN:
+            state = self._states.pop(key)  # before saving the live state, which may replace its family
+            self._save_live(keep=live)
+            live = saved if self._restore(state, saved) else 0
+        else:
+            self._save_live(keep=live)
+        return min(live, len(prompt))
+
+    def _save_live(self, *, keep: int) -> None:
+        """Save the live state before a switch discards its tokens past ``keep`` (when worth keeping)."""
+        llm = self._llm
+        if not self._states.max_entries or llm.n_tokens - keep < self.SAVE_MIN_DISCARD:
+            return
+        ctx = llm._ctx.ctx
+        size = llama_cpp.llama_state_seq_get_size(ctx, 0)
+        data = (ctypes.c_uint8 * size)()
+        written = llama_cpp.llama_state_seq_get_data(ctx, data, size, 0)
+        if written:
+            self._states.put(SavedState(tokens=llm.input_ids[: llm.n_tokens].copy(), data=data, size=int(written)))
+            self._count(state_saves=1)
+
+    def _restore(self, state: SavedState, reused: int) -> bool:
+        """Load a saved state into sequence 0; False (and an empty cache) if llama.cpp refused it."""
+        llm = self._llm
+        llm._ctx.kv_cache_seq_rm(0, 0, -1)
+        if llama_cpp.llama_state_seq_set_data(llm._ctx.ctx, state.data, state.size, 0) != state.size:
+            llm.n_tokens = -1  # force _rewind to clear whatever was half-loaded
+            self._rewind(0)
+            return False
+        n = len(state.tokens)
+        llm.input_ids[:n] = state.tokens
+        llm.n_tokens = n
+        llm._requires_eval = True  # no live logits: llama-cpp-python's generate must re-decode one token
+        self._last_logits = None
+        self._count(state_restores=1, tokens_restored=reused)
+        return True
+
+    # -- decoding --------------------------------------------------------------------------------
+
+    def _decode(self, tokens: list[int], *, logits_from: int) -> np.ndarray:
+        """Evaluate ``tokens`` after the current position; rows of logits for ``tokens[logits_from:]``."""
         llm = self._llm
         llm._ctx.kv_cache_seq_rm(-1, llm.n_tokens, -1)
         rows: list[np.ndarray] = []
         for start in range(0, len(tokens), llm.n_batch):
-            batch = tokens[start : start + llm.n_batch]
-            n_past = llm.n_tokens
-            llm._batch.set_batch(batch=batch, n_past=n_past, logits_all=all_logits)
+            chunk = tokens[start : start + llm.n_batch]
+            n_out = self._fill_batch(chunk, llm.n_tokens, logits_from - start)
             llm._ctx.decode(llm._batch)
-            llm.input_ids[n_past : n_past + len(batch)] = batch
-            llm.n_tokens += len(batch)
-            n_rows = len(batch) if all_logits else 1
-            out = np.ctypeslib.as_array(llm._ctx.get_logits(), shape=(n_rows * llm.n_vocab(),))
-            rows.append(out.reshape(n_rows, llm.n_vocab()).copy())
-        llm._requires_eval = False
-        logits = np.concatenate(rows) if all_logits else rows[-1][0]
-        self._last_logits = logits[-1] if all_logits else logits
+            llm.input_ids[llm.n_tokens : llm.n_tokens + len(chunk)] = chunk
+            llm.n_tokens += len(chunk)
+            if n_out:
+                out = np.ctypeslib.as_array(llm._ctx.get_logits(), shape=(n_out * llm.n_vocab(),))
+                rows.append(out.reshape(n_out, llm.n_vocab()).copy())
+        self._count(tokens_evaluated=len(tokens), decodes=1)
+        llm._requires_eval = True  # the context's logits are ours, not what llama-cpp-python's sampler expects
+        logits = np.concatenate(rows) if rows else np.empty((0, llm.n_vocab()), dtype=np.float32)
+        self._last_logits = logits[-1] if len(logits) and logits_from < len(tokens) else None
         return logits
+
+    def _fill_batch(self, chunk: list[int], n_past: int, logits_from: int) -> int:
+        """Write one chunk into llama-cpp-python's batch, with logits only where asked; returns how many."""
+        batch = self._llm._batch.batch
+        batch.n_tokens = len(chunk)
+        for i, token in enumerate(chunk):
+            batch.token[i] = token
+            batch.pos[i] = n_past + i
+            batch.seq_id[i][0] = 0
+            batch.n_seq_id[i] = 1
+            batch.logits[i] = i >= logits_from
+        return len(chunk) - max(0, min(logits_from, len(chunk)))
 
     def _rewind(self, n: int) -> None:
         if self._llm.n_tokens != n:
             self._llm.n_tokens = n
             self._llm._ctx.kv_cache_seq_rm(-1, n, -1)
+            self._llm._requires_eval = True
             self._last_logits = None
 
-    def _prefix_logits(self, prompt: list[int]) -> np.ndarray:
-        """Next-token logits after ``prompt``, evaluating only what the KV cache does not already hold."""
-        self._check_fits(len(prompt))
-        common = self._common_prefix(prompt)
-        if common == len(prompt) == self._llm.n_tokens and self._last_logits is not None:
-            return self._last_logits
-        self._rewind(min(common, len(prompt) - 1))  # at least one token evaluated, to read its logits
-        return self._decode(prompt[self._llm.n_tokens :], all_logits=False)
+    def _rows(self, tokens: list[int], first: int) -> np.ndarray:
+        """Logits after each of ``tokens[first:]`` (row i: the distribution after ``tokens[: first + i + 1]``),
+        evaluating only what the KV cache does not already hold."""
+        self._check_fits(len(tokens))
+        self._needs(tokens)
+        common = self._common_prefix(tokens)
+        if first == len(tokens) - 1 == common - 1 == self._llm.n_tokens - 1 and self._last_logits is not None:
+            return self._last_logits[None, :]
+        self._rewind(min(common, first))
+        start = self._llm.n_tokens
+        return self._decode(tokens[start:], logits_from=first - start)
+
+    def _finish_at(self, prompt: list[int], prompt_logits: np.ndarray) -> None:
+        """Leave the cache holding exactly ``prompt``, whose next-token logits are known."""
+        self._rewind(len(prompt))
+        self._last_logits = prompt_logits
+
+    # -- the three uses --------------------------------------------------------------------------
 
     def _label_logprobs(self, prompt: list[int], labels: tuple[str, ...]) -> dict[str, float]:
-        first = log_softmax(self._prefix_logits(prompt))
-        result: dict[str, float] = {}
-        for label in labels:
-            tokens = self._tokenize(label, bos=False)
-            if not tokens:
+        """log P(label | prompt) for each label; labels sharing leading tokens share their evaluation."""
+        encoded = {label: self._tokenize(label, bos=False) for label in labels}
+        encoded = {label: tokens for label, tokens in encoded.items() if tokens}
+        rows: dict[tuple[int, ...], _Row] = {}
+        for path in _maximal_paths([tuple(t[:-1]) for t in encoded.values()]):
+            missing = next((k for k in range(len(path) + 1) if path[:k] not in rows), None)
+            if missing is None:
                 continue
-            total = float(first[tokens[0]])
-            if len(tokens) > 1:
-                self._check_fits(len(prompt) + len(tokens))
-                chained = self._decode(tokens[:-1], all_logits=True)
-                total += sum(float(log_softmax(row)[tok]) for row, tok in zip(chained, tokens[1:]))
-                self._rewind(len(prompt))
-            result[label] = total
+            for k, logits in enumerate(self._rows(prompt + list(path), len(prompt) - 1 + missing), start=missing):
+                rows[path[:k]] = _Row(logits)
+        self._finish_at(prompt, rows[()].logits)
+        result: dict[str, float] = {}
+        for label, tokens in encoded.items():
+            result[label] = sum(rows[tuple(tokens[:k])].logprob(tok) for k, tok in enumerate(tokens))
         return result
 
     def _continuation_logprobs(self, prompt: list[int], continuation: str) -> list[TokenLogprob]:
@@ -230,10 +467,8 @@ class LlamaCppProvider:
         if not tokens:
             return []
         self._check_fits(len(prompt) + len(tokens))
-        rows = [self._prefix_logits(prompt)]
-        if len(tokens) > 1:
-            rows.extend(self._decode(tokens[:-1], all_logits=True))
-        self._rewind(len(prompt))
+        rows = self._rows(prompt + tokens[:-1], len(prompt) - 1)
+        self._finish_at(prompt, rows[0])
         pieces = [self._llm.detokenize([tok]).decode("utf-8", errors="replace") for tok in tokens]
         return [
             TokenLogprob(token=piece, logprob=float(log_softmax(row)[tok])) for piece, row, tok in zip(pieces, rows, tokens)
@@ -241,7 +476,9 @@ class LlamaCppProvider:
 
     def _complete(self, prompt: list[int], request: GenerateRequest, index: int) -> Choice:
         self._check_fits(len(prompt) + request.max_tokens)
+        self._needs(prompt)
         seed = None if request.seed is None else request.seed + request.sample_index + index
+        cached = self._common_prefix(prompt)
         out = self._llm.create_completion(
             prompt=prompt,
             max_tokens=request.max_tokens,
@@ -254,5 +491,29 @@ class LlamaCppProvider:
             stop=list(request.stop) or None,
         )
         self._last_logits = None  # generation moved the cache past what _decode knew
+        generated = int(out.get("usage", {}).get("completion_tokens", 0))
+        # llama-cpp-python re-decodes at least the prompt's last token, then each generated one
+        self._count(tokens_evaluated=len(prompt) - min(cached, len(prompt) - 1) + generated)
         choice = out["choices"][0]
         return Choice(text=choice["text"], finish_reason=choice.get("finish_reason"))
+
+
+class _Row:
+    """One row of logits with its log-normaliser computed once (a full log-softmax per label is waste)."""
+
+    def __init__(self, logits: np.ndarray) -> None:
+        self.logits = logits
+        shifted = logits.astype(np.float64)
+        peak = float(shifted.max())
+        self._lse = peak + float(np.log(np.exp(shifted - peak).sum()))
+
+    def logprob(self, token: int) -> float:
+        return float(self.logits[token]) - self._lse
+
+
+def _maximal_paths(paths: list[tuple[int, ...]]) -> list[tuple[int, ...]]:
+    """The label-token paths that are not a prefix of another, sorted so shared prefixes are adjacent;
+    the empty path (single-token labels only) when there is nothing longer."""
+    unique = sorted(set(paths))
+    maximal = [p for p in unique if not any(len(q) > len(p) and q[: len(p)] == p for q in unique)]
+    return maximal or [()]

@@ -1,0 +1,118 @@
+"""OpenAI's Batch API as a :class:`judgesdk.batch.BatchBackend` for an :class:`OpenAIProvider` (``api="chat"``).
+
+Wire flow (the official SDK's calls): upload a JSONL of ``{"custom_id", "method": "POST", "url":
+"/v1/chat/completions", "body"}`` lines with ``files.create(purpose="batch")``, ``batches.create(
+input_file_id, endpoint, completion_window="24h")``, poll ``batches.retrieve`` until a terminal status,
+then read ``files.content`` of ``output_file_id`` (answers) and ``error_file_id`` (failures). Bodies are
+the ones the live adapter sends, so a batch answer is the answer the live call would have given, and it
+is turned into the same :class:`GenerateResponse`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+from judgesdk.batch import BatchResult, BatchStatus
+from judgesdk.errors import CapabilityError, InputError
+from judgesdk.provider import Choice, GenerateRequest, GenerateResponse, fold_prefill
+from judgesdk.providers._sdk import chat_logprob_tokens, chat_usage, classify
+from judgesdk.providers.openai import OpenAIProvider, openai
+
+ENDPOINT = "/v1/chat/completions"
+TERMINAL = {"completed", "failed", "expired", "cancelled"}
+
+
+class OpenAIBatchBackend:
+    """Submit, poll and read OpenAI batches for one :class:`OpenAIProvider`."""
+
+    max_requests = 50_000  # the Batch API's limit per batch
+
+    def __init__(self, provider: OpenAIProvider, *, completion_window: str = "24h") -> None:
+        if not isinstance(provider, OpenAIProvider) or provider.api != "chat":
+            raise InputError("the OpenAI batch backend needs an OpenAIProvider with api='chat'")
+        self.provider = provider
+        self.completion_window = completion_window
+        self._client = provider._client
+
+    def body(self, request: GenerateRequest) -> dict[str, Any]:
+        """The ``/v1/chat/completions`` body the live adapter would send for ``request``."""
+        if request.labels is not None or request.continuation is not None:
+            raise CapabilityError("batch mode sends chat completions: no exact labels or log-likelihoods", provider=self.provider.kind)
+        params = self.provider._sampling(request)
+        if request.top_logprobs:
+            params["logprobs"] = True
+            params["top_logprobs"] = min(request.top_logprobs, self.provider.capabilities.max_top_logprobs)
+        messages = request.messages if self.provider.capabilities.prefill else fold_prefill(request.messages)
+        return {"messages": [m.model_dump() for m in messages], **params}
+
+    async def submit(self, items: Sequence[tuple[str, GenerateRequest]]) -> str:
+        lines = [json.dumps({"custom_id": cid, "method": "POST", "url": ENDPOINT, "body": self.body(r)}) for cid, r in items]
+        try:
+            upload = await self._client.files.create(file=("judgesdk-batch.jsonl", "\n".join(lines).encode()), purpose="batch")
+            batch = await self._client.batches.create(
+                input_file_id=upload.id, endpoint=ENDPOINT, completion_window=self.completion_window,  # type: ignore[arg-type]
+                metadata={"created_by": "judgesdk"},
+            )  # fmt: skip
+        except openai.APIError as exc:
+            raise classify(exc, self.provider.kind) from exc
+        return batch.id
+
+    async def status(self, batch_id: str) -> BatchStatus:
+        try:
+            batch = await self._client.batches.retrieve(batch_id)
+        except openai.APIError as exc:
+            raise classify(exc, self.provider.kind) from exc
+        return "ended" if batch.status in TERMINAL else "pending"
+
+    async def results(self, batch_id: str, requests: dict[str, GenerateRequest]) -> AsyncIterator[BatchResult]:
+        try:
+            batch = await self._client.batches.retrieve(batch_id)
+            files = [f for f in (batch.output_file_id, batch.error_file_id) if f]
+            texts = [(await self._client.files.content(f)).text for f in files]
+        except openai.APIError as exc:
+            raise classify(exc, self.provider.kind) from exc
+        seen: set[str] = set()
+        for text in texts:
+            for line in text.splitlines():
+                if line.strip():
+                    result = self._result(json.loads(line), requests, batch_id)
+                    seen.add(result.custom_id)
+                    yield result
+        for custom_id in requests.keys() - seen:  # expired or cancelled before it ran: no line at all
+            yield BatchResult(custom_id=custom_id, error=f"no result in batch {batch_id} (status {batch.status})")
+
+    def _result(self, line: dict[str, Any], requests: dict[str, GenerateRequest], batch_id: str) -> BatchResult:
+        custom_id = line.get("custom_id", "")
+        response = line.get("response") or {}
+        if line.get("error") or response.get("status_code") != 200:
+            detail = line.get("error") or (response.get("body") or {}).get("error") or response
+            return BatchResult(custom_id=custom_id, error=f"HTTP {response.get('status_code')}: {detail}")
+        request = requests.get(custom_id)
+        if request is None:
+            return BatchResult(custom_id=custom_id)
+        return BatchResult(custom_id=custom_id, response=self.response(response["body"], request, batch_id))
+
+    def response(self, body: dict[str, Any], request: GenerateRequest, batch_id: str) -> GenerateResponse:
+        """The :class:`GenerateResponse` the live adapter builds from the same chat completion."""
+        choices = [
+            Choice(
+                text=(c.get("message") or {}).get("content") or "",
+                tokens=chat_logprob_tokens(c.get("logprobs")) if request.top_logprobs else None,
+                finish_reason=c.get("finish_reason"),
+            )
+            for c in body.get("choices", [])
+        ]
+        notes = [f"answered by the OpenAI Batch API ({batch_id})"]
+        if len(choices) < request.n:
+            notes.append(f"backend returned {len(choices)} of n={request.n} choices")
+        return GenerateResponse(
+            choices=choices, usage=chat_usage(body.get("usage")), provider=self.provider.kind, model=self.provider.model, notes=notes
+        )
+
+    async def cancel(self, batch_id: str) -> None:
+        try:
+            await self._client.batches.cancel(batch_id)
+        except openai.APIError as exc:
+            raise classify(exc, self.provider.kind) from exc
