@@ -24,8 +24,8 @@ Measured on this project's 2-core CPU machine with ``benchmarks/local_prefix.py 
 * **OpenMP wait policy.** llama.cpp's CPU threads meet at a barrier after every graph node, and libgomp
   spins there by default. Beside two busy-looping processes (other work on the same cores), a 22-token
   decode after a 400-token prefix took 3533 ms with ``OMP_WAIT_POLICY=ACTIVE`` and 200 ms with
-  ``PASSIVE`` (threads sleep at barriers), and prefill ran at 84 vs 181 tokens/s; on idle cores the two
-  were within noise (62 vs 68 ms, 442 vs 433 tokens/s). ``PASSIVE`` is set here, before llama.cpp's
+  ``PASSIVE`` (threads sleep at barriers), and prefill ran at 84 vs 181 tokens/s; on idle cores passive
+  waiting cost a little (62 vs 68 ms; 442 vs 433 tokens/s). ``PASSIVE`` is set here, before llama.cpp's
   libgomp loads, unless the environment already names a policy.
 * **Saved states vs sequence copies.** Saving sequence 0 with ``llama_state_seq_get_data`` took 0.7 ms
   and restoring it 0.9 ms (8.1 MB at 439 tokens); ``Llama.save_state``/``load_state`` took 2.9/37 ms
@@ -211,6 +211,11 @@ class PrefixStates:
 
 
 class LlamaCppProvider:
+    """In-process llama.cpp (see the module docstring). Reuse options: ``prefix_reuse=False`` evaluates
+    every prompt from scratch (to measure what reuse saves); ``prefix_states`` and ``prefix_state_mb``
+    bound the saved-state LRU (0 states: the live KV cache only); ``track_unique_tokens`` makes
+    ``counters.unique_tokens`` count distinct token prefixes (benchmarks; it keeps a trie in memory)."""
+
     kind = "local"
 
     RESTORE_MIN_GAIN = 16  # restore a saved state only when it reuses at least this many more tokens
