@@ -200,11 +200,19 @@ class UnusableAnswer(Exception):
     """The model's answer cannot be used (an empty rung or plan): the result is ``unparsed``."""
 
 
-async def generate_text(provider: Provider, template: Template, values: dict[str, object], max_tokens: int, seed: int | None) -> tuple[str, Usage]:
-    """One greedy generation from ``template``; an empty answer raises :class:`UnusableAnswer`."""
+async def greedy_response(
+    provider: Provider, template: Template, values: dict[str, object], max_tokens: int, seed: int | None
+) -> tuple[GenerateResponse, str]:
+    """One greedy (temperature 0) free-text generation from ``template``: the response and its text."""
     request = GenerateRequest(messages=template.render(**values), max_tokens=max_tokens, temperature=0.0, seed=seed, tags=template.tags())
     response = await provider.generate(request)
-    text = response.choices[0].text.strip() if response.choices else ""
+    return response, response.choices[0].text if response.choices else ""
+
+
+async def generate_text(provider: Provider, template: Template, values: dict[str, object], max_tokens: int, seed: int | None) -> tuple[str, Usage]:
+    """One greedy generation from ``template``; an empty answer raises :class:`UnusableAnswer`."""
+    response, text = await greedy_response(provider, template, values, max_tokens, seed)
+    text = text.strip()
     if not text:
         raise UnusableAnswer(f"{template.id} returned an empty text")
     return text, response.usage

@@ -28,9 +28,9 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from judgesdk.errors import InputError
-from judgesdk.provider import GenerateRequest, Provider
+from judgesdk.provider import Provider
 from judgesdk.scorers import likert
-from judgesdk.scorers.common import ScorerOptions, template_values
+from judgesdk.scorers.common import ScorerOptions, greedy_response, template_values
 from judgesdk.templates import Template, load_template
 from judgesdk.types import Criterion, JudgeItem, JudgeResult, ResultStatus, Scale
 
@@ -215,15 +215,8 @@ async def score_with_rationale(
     reuses the prompt's KV prefix). Template: ``options.template`` or ``direct.rationale``."""
     template = options.template_or("direct.rationale")
     scored = await likert.score(provider, item, criterion, options.model_copy(update={"template": template}), method)
-    request = GenerateRequest(
-        messages=template.render(**template_values(item, criterion)),
-        max_tokens=int(options.extra.get("max_tokens", RATIONALE_MAX_TOKENS)),
-        temperature=0.0,
-        seed=options.settings.seed,
-        tags=template.tags(),
-    )
-    response = await provider.generate(request)
-    text = response.choices[0].text if response.choices else ""
+    max_tokens = int(options.extra.get("max_tokens", RATIONALE_MAX_TOKENS))
+    response, text = await greedy_response(provider, template, template_values(item, criterion), max_tokens, options.settings.seed)
     return scored.model_copy(
         update={
             "rationale": text.strip() or None,

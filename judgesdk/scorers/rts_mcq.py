@@ -19,9 +19,10 @@ from __future__ import annotations
 from judgesdk.errors import InputError
 from judgesdk.estimation import estimate
 from judgesdk.parsing import parse_score
-from judgesdk.provider import GenerateRequest, Provider
+from judgesdk.provider import Provider
 from judgesdk.scorers.common import (
     ScorerOptions,
+    greedy_response,
     greedy_without_probabilities,
     result_from_estimate,
     result_from_responses,
@@ -67,15 +68,8 @@ def paper_template(kind: str, criterion: Criterion, options: ScorerOptions) -> T
 async def score_rts(provider: Provider, item: JudgeItem, criterion: Criterion, options: ScorerOptions) -> JudgeResult:
     """001's RTS: one greedy free-text answer; the score is parsed from it, the text kept as rationale."""
     template = paper_template("rts", criterion, options)
-    request = GenerateRequest(
-        messages=template.render(**template_values(item, criterion)),
-        max_tokens=int(options.extra.get("max_tokens", RTS_MAX_TOKENS)),
-        temperature=0.0,
-        seed=options.settings.seed,
-        tags=template.tags(),
-    )
-    response = await provider.generate(request)
-    text = response.choices[0].text if response.choices else ""
+    max_tokens = int(options.extra.get("max_tokens", RTS_MAX_TOKENS))
+    response, text = await greedy_response(provider, template, template_values(item, criterion), max_tokens, options.settings.seed)
     parsed = parse_score(text, criterion.scale)
     reason = "score parsed from the free-text answer (001 §3.1 RTS)"
     if not parsed.ok:
