@@ -1,0 +1,120 @@
+"""Release gates on judge scores: named checks, one verdict, one exit code, several renderings.
+
+A gate config (``gate.toml``, :class:`GateConfig`) names the judge config, the items to judge (or a
+previous run's results), the criteria and the gates. Running it has two steps:
+
+1. :func:`collect` (impure): judge the items (results appended to a JSONL as they finish, so a re-run
+   resumes and a budget stop keeps what finished) or read earlier results; load calibrations and the
+   baseline. It returns a :class:`GateRun`.
+2. :func:`decide` (pure): compute a :class:`Verdict` from the config and the run.
+
+The exit code is a property of the verdict and nothing else, and the text, JUnit XML, Markdown and
+JSON outputs are renderings of that same object, so a printed "FAIL" can never exit 0 (and a
+"PASS" never exits non-zero). Exit codes:
+
+* 0 every gate passed;
+* 1 a quality gate failed (mean, pass rate, CI lower bound, regression) and the judge was reliable
+  and the run complete;
+* 2 inconclusive: a reliability gate (review share, coverage) or a completeness gate (items left
+  without a score, budget stop) failed, or a gate could not be evaluated. This wins over 1 on
+  purpose: a quality verdict from an unreliable judge or an incomplete run is not evidence;
+* 3 (from the CLI, before any verdict exists) a usage or configuration error.
+
+Thresholds are on the human scale when a criterion names a calibration (:mod:`judgesdk.calibration`):
+scores, the per-item threshold, the CI and the baseline comparison all use calibrated scores.
+
+Statistics (seeded, so a verdict is reproducible): the CI gate is a percentile bootstrap of the mean
+that resamples items with replacement; the regression gate pairs items by id with the baseline run
+and runs a one-sided sign-flip permutation test on the paired differences shifted by the allowed
+drop delta (H0: mean change >= -delta); it fails when that is rejected at ``alpha``.
+(:mod:`judgesdk.meta.bootstrap` resamples *correlations* over documents, a different statistic, so
+the two small resamplers for a mean live in :mod:`judgesdk.gate.stats`.)
+
+One idea per module; this package re-exports the public names, so ``from judgesdk.gate import X``
+is the import to use:
+
+* :mod:`judgesdk.gate.config`: the gate file: :class:`CriterionSpec`, one model per gate kind,
+  :class:`GateConfig`, :func:`load_gate_config`;
+* :mod:`judgesdk.gate.run`: the impure step: :class:`CriterionRun`, :class:`GateRun`,
+  :func:`collect`, reading result lines back (:func:`result_from_record`, :func:`read_records`);
+* :mod:`judgesdk.gate.stats`: the seeded resamplers :func:`bootstrap_mean_ci` and :func:`sign_flip_p`;
+* :mod:`judgesdk.gate.verdict`: :class:`GateResult`, :class:`Verdict`, :func:`verdict_status`, the
+  exit codes;
+* :mod:`judgesdk.gate.checks`: the pure step: each gate kind's check, :func:`decide`,
+  :func:`evaluate_gates`;
+* :mod:`judgesdk.gate.report`: the text, JSON, JUnit XML and Markdown renderings, :func:`write_reports`.
+"""
+
+from __future__ import annotations
+
+from judgesdk.gate.checks import decide, evaluate_gates
+from judgesdk.gate.config import (
+    CILowerGate,
+    CoverageGate,
+    CriterionSpec,
+    Gate,
+    GateConfig,
+    MeanGate,
+    PassRateGate,
+    RegressionGate,
+    ReviewGate,
+    load_gate_config,
+)
+from judgesdk.gate.report import (
+    render_json,
+    render_junit,
+    render_markdown,
+    render_text,
+    write_reports,
+)
+from judgesdk.gate.run import (
+    CriterionRun,
+    GateRun,
+    collect,
+    read_records,
+    result_from_record,
+)
+from judgesdk.gate.stats import bootstrap_mean_ci, sign_flip_p
+from judgesdk.gate.verdict import (
+    EXIT_CODES,
+    GateKind,
+    GateResult,
+    Outcome,
+    Status,
+    Verdict,
+    verdict_status,
+)
+
+__all__ = [
+    "EXIT_CODES",
+    "CILowerGate",
+    "CoverageGate",
+    "CriterionRun",
+    "CriterionSpec",
+    "Gate",
+    "GateConfig",
+    "GateKind",
+    "GateResult",
+    "GateRun",
+    "MeanGate",
+    "Outcome",
+    "PassRateGate",
+    "RegressionGate",
+    "ReviewGate",
+    "Status",
+    "Verdict",
+    "bootstrap_mean_ci",
+    "collect",
+    "decide",
+    "evaluate_gates",
+    "load_gate_config",
+    "read_records",
+    "render_json",
+    "render_junit",
+    "render_markdown",
+    "render_text",
+    "result_from_record",
+    "sign_flip_p",
+    "verdict_status",
+    "write_reports",
+]

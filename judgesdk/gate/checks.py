@@ -1,0 +1,205 @@
+"""Deciding (the pure step): each gate kind's check, the built-in completeness and budget gates.
+
+:func:`decide` runs every configured gate's check on a :class:`~judgesdk.gate.run.GateRun`,
+adds a completeness gate per criterion and a budget gate when a budget was set, and returns the
+:class:`~judgesdk.gate.verdict.Verdict`. Scores are mapped to the human scale first when a criterion
+names a calibration, so thresholds, the CI and the baseline comparison all use calibrated scores.
+:func:`evaluate_gates` is the one impure entry here: :func:`~judgesdk.gate.run.collect`, then
+:func:`decide`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel
+
+from judgesdk.calibration import Calibration
+from judgesdk.cost import BudgetState
+from judgesdk.gate.config import (
+    CILowerGate,
+    CoverageGate,
+    GateConfig,
+    MeanGate,
+    PassRateGate,
+    RegressionGate,
+    ReviewGate,
+)
+from judgesdk.gate.run import CriterionRun, GateRun, collect
+from judgesdk.gate.stats import bootstrap_mean_ci, sign_flip_p
+from judgesdk.gate.verdict import GateKind, GateResult, Outcome, Verdict
+from judgesdk.meta.reliability import ItemSignals, review_flags
+from judgesdk.types import JudgeResult
+
+
+def _values(results: Sequence[JudgeResult], calibration: Calibration | None) -> dict[str, float]:
+    scored = {r.item_id or "": float(r.score) for r in results if r.score is not None}
+    if calibration is None or not scored:
+        return scored
+    return dict(zip(scored, calibration.apply_many(list(scored.values())).tolist()))
+
+
+def _result(gate: Any, kind: GateKind, outcome: Outcome | bool, observed: float | None, threshold: float | None, message: str, op: str = ">=", **details: Any) -> GateResult:
+    if isinstance(outcome, bool):
+        outcome = "pass" if outcome else "fail"
+    return GateResult(
+        name=gate.label, check=gate.kind, kind=kind, criterion=gate.criterion, outcome=outcome,
+        observed=observed, threshold=threshold, op=op, message=message, details=details,  # type: ignore[arg-type]
+    )  # fmt: skip
+
+
+def _undetermined(gate: Any, kind: GateKind, why: str) -> GateResult:
+    return _result(gate, kind, "undetermined", None, getattr(gate, "min", None), why)
+
+
+def _scale_note(run: CriterionRun) -> str:
+    return " on the human scale" if run.calibration is not None else ""
+
+
+def _check_mean(gate: MeanGate, run: CriterionRun) -> GateResult:
+    values = list(_values(run.results, run.calibration).values())
+    if not values:
+        return _undetermined(gate, "quality", "no scored items")
+    mean = float(np.mean(values))
+    return _result(gate, "quality", mean >= gate.min, mean, gate.min, f"mean of {len(values)} scores{_scale_note(run)}", n=len(values))
+
+
+def _check_pass_rate(gate: PassRateGate, run: CriterionRun) -> GateResult:
+    values = list(_values(run.results, run.calibration).values())
+    if not values:
+        return _undetermined(gate, "quality", "no scored items")
+    passing = sum(v >= gate.item_min for v in values)
+    share = passing / len(values)
+    message = f"{passing} of {len(values)} items scored >= {gate.item_min:g}{_scale_note(run)}"
+    return _result(gate, "quality", share >= gate.min, share, gate.min, message, n=len(values), passing=passing)
+
+
+def _check_ci(gate: CILowerGate, run: CriterionRun) -> GateResult:
+    values = list(_values(run.results, run.calibration).values())
+    if len(values) < 2:
+        return _undetermined(gate, "quality", f"a confidence interval needs at least 2 scored items, got {len(values)}")
+    low, high = bootstrap_mean_ci(values, gate.confidence, gate.n_resamples, gate.seed)
+    message = (
+        f"{gate.confidence:.0%} CI of the mean [{low:.3f}, {high:.3f}] (mean {np.mean(values):.3f}, n={len(values)}, "
+        f"{gate.n_resamples} item resamples, seed {gate.seed}){_scale_note(run)}"
+    )
+    return _result(gate, "quality", low >= gate.min, low, gate.min, message, low=low, high=high, mean=float(np.mean(values)), n=len(values))
+
+
+def _check_regression(gate: RegressionGate, run: CriterionRun) -> GateResult:
+    current = _values(run.results, run.calibration)
+    base = _values(run.baseline or [], run.calibration)
+    paired = [i for i in current if i in base]
+    if len(paired) < 2:
+        return _result(gate, "quality", "undetermined", None, gate.alpha, f"only {len(paired)} items scored in both this run and the baseline; need at least 2")
+    diffs = np.array([current[i] - base[i] for i in paired])
+    change = float(diffs.mean())
+    p = sign_flip_p(diffs + gate.max_drop, gate.n_permutations, gate.seed)
+    significant = p < gate.alpha
+    verdict = "significant" if significant else "not significant"
+    message = (
+        f"mean change vs baseline {change:+.3f} over {len(paired)} paired items{_scale_note(run)}; a drop beyond "
+        f"{gate.max_drop:g} is {verdict} (p = {p:.4f} {'<' if significant else '>='} alpha {gate.alpha:g}, sign-flip test, seed {gate.seed})"
+    )
+    unmatched = len(current) - len(paired)
+    return _result(gate, "quality", not significant, p, gate.alpha, message, mean_change=change, n_pairs=len(paired), n_unmatched=unmatched)
+
+
+def _check_review(gate: ReviewGate, run: CriterionRun) -> GateResult:
+    scored = [r for r in run.results if r.score is not None]
+    signals = [ItemSignals.from_result(r.item_id or "", r) for r in scored]
+    if not scored or (not gate.policy.flag_without_signals and not any(s.risks() for s in signals)):
+        return _result(gate, "reliability", "undetermined", None, gate.max_share, "no reliability signals: the results carry no label distribution", op="<=")
+    flags = review_flags(signals, gate.policy)
+    flagged = [f for f in flags if f.needs_review]
+    reasons: dict[str, int] = {}
+    for flag in flagged:
+        for reason in flag.reasons:
+            reasons[reason] = reasons.get(reason, 0) + 1
+    share = len(flagged) / len(flags)
+    why = ", ".join(f"{k} {v}" for k, v in sorted(reasons.items())) or "none"
+    message = f"{len(flagged)} of {len(flags)} items need human review (risk >= {gate.policy.threshold:g}; reasons: {why})"
+    return _result(gate, "reliability", share <= gate.max_share, share, gate.max_share, message, op="<=", reasons=reasons, flagged=[f.item_id for f in flagged])
+
+
+def _check_coverage(gate: CoverageGate, run: CriterionRun) -> GateResult:
+    coverages = [r.distribution.coverage for r in run.results if r.score is not None and r.distribution is not None and r.distribution.coverage is not None]
+    if not coverages:
+        return _undetermined(gate, "reliability", "no item carries a label-mass coverage (the method gives no distribution)")
+    mean = float(np.mean(coverages))
+    message = f"mean probability mass on the scale's labels over {len(coverages)} items (min {min(coverages):.3f})"
+    return _result(gate, "reliability", mean >= gate.min, mean, gate.min, message, n=len(coverages))
+
+
+_CHECKS: dict[str, Callable[[Any, CriterionRun], GateResult]] = {
+    "mean": _check_mean,
+    "pass_rate": _check_pass_rate,
+    "ci_lower": _check_ci,
+    "regression": _check_regression,
+    "review": _check_review,
+    "coverage": _check_coverage,
+}
+
+
+class _Named(BaseModel):
+    """The identity of a built-in gate (completeness, budget), shaped like a configured one."""
+
+    label: str
+    criterion: str | None
+    kind: str
+
+
+def _completeness(name: str, run: CriterionRun, max_unscored_share: float) -> GateResult:
+    gate = _Named(label=f"{name} completeness", criterion=name, kind="completeness")
+    expected = list(dict.fromkeys(run.expected))
+    if not expected:
+        return _result(gate, "completeness", "undetermined", None, 1 - max_unscored_share, "no items for this criterion")
+    by_id = {r.item_id: r for r in run.results}
+    missing = [i for i in expected if i not in by_id]
+    unscored = [i for i in expected if i in by_id and by_id[i].score is None]
+    share = (len(expected) - len(missing) - len(unscored)) / len(expected)
+    statuses: dict[str, int] = {}
+    for i in unscored:
+        statuses[by_id[i].status] = statuses.get(by_id[i].status, 0) + 1
+    message = f"{len(expected) - len(missing) - len(unscored)} of {len(expected)} items have a score"
+    if missing:
+        message += f"; {len(missing)} not judged"
+    if unscored:
+        message += "; no score: " + ", ".join(f"{k} {v}" for k, v in sorted(statuses.items()))
+    ok = share >= 1 - max_unscored_share - 1e-12
+    return _result(gate, "completeness", ok, share, 1 - max_unscored_share, message, missing=missing, unscored=unscored)
+
+
+def _budget(state: BudgetState) -> GateResult:
+    cap = state.budget
+    by_tokens = cap.max_tokens is not None
+    gate = _Named(label="budget", criterion=None, kind="budget")
+    observed, threshold = (float(state.tokens), float(cap.max_tokens)) if by_tokens else (state.usd, cap.max_usd)  # type: ignore[arg-type]
+    spent = f"{state.tokens} tokens billed in {state.calls} calls" + (f", ${state.usd:.4f}" if cap.max_usd is not None else "")
+    if state.unpriced_calls and cap.max_usd is not None:
+        spent += f" ({state.unpriced_calls} calls without a known price not in USD)"
+    message = f"stopped: {state.reason}; finished results kept, re-run with a higher cap to resume" if state.stopped else f"within budget: {spent}"
+    return _result(gate, "completeness", not state.stopped, observed, threshold, message, op="<=", tokens=state.tokens, usd=state.usd, calls=state.calls)
+
+
+def decide(config: GateConfig, run: GateRun) -> Verdict:
+    """The verdict of ``config``'s gates on ``run``: pure and deterministic (seeded resampling)."""
+    gates = [_completeness(name, crun, config.max_unscored_share) for name, crun in run.criteria.items()]
+    if run.budget is not None:
+        gates.append(_budget(run.budget))
+    gates += [_CHECKS[gate.kind](gate, run.criteria[gate.criterion]) for gate in config.gates]
+    notes = [*run.notes] + [
+        f"{name}: scores mapped to the human scale of {crun.calibration.dimension!r} ({crun.calibration.method} calibration, "
+        f"held-out MAE {crun.calibration.fit.mae:.3f})"
+        for name, crun in run.criteria.items()
+        if crun.calibration is not None
+    ]
+    return Verdict(gates=gates, usage=run.usage, budget=run.budget, source=run.source, notes=notes)
+
+
+def evaluate_gates(config: GateConfig, *, results: Path | None = None, baseline: Path | None = None, providers: Sequence[Any] | None = None) -> Verdict:
+    """:func:`collect` then :func:`decide`."""
+    return decide(config, collect(config, results=results, baseline=baseline, providers=providers))

@@ -1,0 +1,181 @@
+"""What a gate file says: the criteria, the gates (one pydantic model per kind) and how to load it.
+
+Held apart from running and deciding so that a config can be validated (``load_gate_config``) without
+judging anything, and so the gate models are the one place that says which knobs each kind takes.
+Relative paths in a gate file are resolved against the file's folder here, once.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from judgesdk.cost import Budget
+from judgesdk.errors import ConfigError
+from judgesdk.meta.reliability import ReviewPolicy
+from judgesdk.types import Criterion, Scale
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+
+class CriterionSpec(BaseModel):
+    """A criterion the gates judge: its definition and scale, or a dataset preset; optionally a calibration."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    definition: str | None = None
+    scale: str = "1-5"  # LOW-HIGH Likert scale
+    preset: str | None = None  # dataset whose published criterion (definition, scale) to use, e.g. "summeval"
+    calibration: Path | None = None  # a calibration JSON: scores and thresholds on the human scale
+
+    def criterion(self) -> Criterion:
+        if self.preset:
+            from judgesdk.presets import criterion
+
+            return criterion(self.preset, self.name)
+        try:
+            low, high = (int(part) for part in self.scale.split("-", 1))
+        except ValueError as exc:
+            raise ConfigError(f"criterion {self.name!r}: scale must look like 1-5, got {self.scale!r}") from exc
+        return Criterion(name=self.name, description=self.definition or self.name, scale=Scale.likert(low, high))
+
+
+class _Gate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str | None = None  # default: "<criterion> <kind>"
+    criterion: str
+
+    @property
+    def label(self) -> str:
+        return self.name or f"{self.criterion} {self.kind}"
+
+
+class MeanGate(_Gate):
+    """Quality: the mean score is at least ``min``."""
+
+    kind: Literal["mean"]
+    min: float
+
+
+class PassRateGate(_Gate):
+    """Quality: the share of scored items with score >= ``item_min`` is at least ``min``."""
+
+    kind: Literal["pass_rate"]
+    item_min: float
+    min: float = Field(ge=0.0, le=1.0)
+
+
+class CILowerGate(_Gate):
+    """Quality: the lower bound of the bootstrap CI of the mean is at least ``min``."""
+
+    kind: Literal["ci_lower"]
+    min: float
+    confidence: float = Field(default=0.95, gt=0.0, lt=1.0)
+    n_resamples: int = Field(default=2000, ge=100)
+    seed: int = 0
+
+
+class RegressionGate(_Gate):
+    """Quality: no significant drop of the mean beyond ``max_drop`` against the baseline run (paired by id)."""
+
+    kind: Literal["regression"]
+    max_drop: float = Field(default=0.0, ge=0.0)
+    alpha: float = Field(default=0.05, gt=0.0, lt=1.0)
+    n_permutations: int = Field(default=10000, ge=100)
+    seed: int = 0
+
+
+class ReviewGate(_Gate):
+    """Reliability: the share of items flagged "needs human review" (meta.reliability rules) is at most ``max_share``."""
+
+    kind: Literal["review"]
+    max_share: float = Field(ge=0.0, le=1.0)
+    policy: ReviewPolicy = Field(default_factory=ReviewPolicy)
+
+
+class CoverageGate(_Gate):
+    """Reliability: the mean label-mass coverage of the distributions is at least ``min``."""
+
+    kind: Literal["coverage"]
+    min: float = Field(ge=0.0, le=1.0)
+
+
+Gate = Annotated[
+    MeanGate | PassRateGate | CILowerGate | RegressionGate | ReviewGate | CoverageGate, Field(discriminator="kind")
+]
+
+
+class GateConfig(BaseModel):
+    """What ``judgesdk gate`` checks. Relative paths in a file are relative to that file."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    judge: Path | dict[str, Any] | None = None  # judge config: a TOML/YAML path or an inline table
+    input: Path | None = None  # JSONL of outputs to judge
+    results: Path | None = None  # results JSONL: appended to when judging (resumable), else read
+    baseline: Path | None = None  # a stored results JSONL to compare against (regression gates)
+    max_unscored_share: float = Field(default=0.0, ge=0.0, le=1.0)  # items allowed to end without a score
+    budget: Budget | None = None
+    criteria: list[CriterionSpec] = Field(min_length=1)
+    gates: list[Gate] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _check(self) -> GateConfig:
+        names = [c.name for c in self.criteria]
+        if len(set(names)) != len(names):
+            raise ValueError(f"criterion names must be unique, got {names}")
+        for gate in self.gates:
+            if gate.criterion not in names:
+                raise ValueError(f"gate {gate.label!r} names criterion {gate.criterion!r}, which is not among [[criteria]] ({', '.join(names)})")
+        labels = [g.label for g in self.gates]
+        duplicates = sorted({label for label in labels if labels.count(label) > 1})
+        if duplicates:
+            raise ValueError(f"gate names must be unique; give these a distinct name: {duplicates}")
+        return self
+
+
+def _resolve(data: dict[str, Any], base: Path) -> dict[str, Any]:
+    """Relative paths of a gate file, made relative to the file's folder."""
+    def under(value: str) -> str:
+        return os.path.normpath(base / value)
+
+    out = dict(data)
+    for key in ("judge", "input", "results", "baseline"):
+        if isinstance(out.get(key), str):
+            out[key] = under(out[key])
+    out["criteria"] = [
+        {**c, "calibration": under(c["calibration"])} if isinstance(c, dict) and isinstance(c.get("calibration"), str) else c
+        for c in out.get("criteria") or []
+    ]
+    if out.get("input") and not out.get("results"):
+        out["results"] = under("gate-results.jsonl")
+    return out
+
+
+def load_gate_config(source: str | Path | Mapping[str, Any]) -> GateConfig:
+    """A validated gate config from a TOML file or a mapping; ConfigError says what to fix."""
+    if isinstance(source, Mapping):
+        data, where = dict(source), "gate config"
+    else:
+        path = Path(source)
+        if not path.is_file():
+            raise ConfigError(f"gate config {path} does not exist")
+        try:
+            data = _resolve(tomllib.loads(path.read_text(encoding="utf-8")), path.resolve().parent)
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"gate config {path} is not valid TOML: {exc}") from exc
+        where = f"gate config {path}"
+    try:
+        return GateConfig.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(f"invalid {where}: {exc}") from exc

@@ -1,0 +1,126 @@
+"""Renderings of a verdict: console text, JSON, JUnit XML, Markdown, and writing them to files.
+
+Each is a pure function of the :class:`~judgesdk.gate.verdict.Verdict`, so every output agrees with
+the exit code; :func:`write_reports` also appends the Markdown to ``$GITHUB_STEP_SUMMARY`` when set.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import xml.etree.ElementTree as ET
+from collections.abc import Mapping
+from pathlib import Path
+
+from judgesdk.gate.verdict import Verdict
+
+_WORDS = {"pass": "PASS", "fail": "FAIL", "inconclusive": "INCONCLUSIVE", "undetermined": "UNDETERMINED"}
+_ICONS = {"pass": "✅", "fail": "❌", "inconclusive": "⚠️", "undetermined": "⚠️"}
+
+
+def _num(value: float | None) -> str:
+    if value is None or not math.isfinite(value):
+        return "n/a"
+    if float(value).is_integer() and abs(value) >= 10:
+        return str(int(value))
+    return f"{value:.4f}" if abs(value) < 0.01 and value != 0 else f"{value:.3f}"
+
+
+def _usage_line(verdict: Verdict) -> str | None:
+    u = verdict.usage
+    if u is None:
+        return None
+    cost = f"${u.usd:.4f}" if u.usd is not None else "unknown (" + "; ".join(u.notes) + ")"
+    return (
+        f"usage: {u.n_results} results ({u.n_cached} from cache); billed {u.billed.input_tokens} input + "
+        f"{u.billed.output_tokens} output tokens in {u.billed.calls} calls; estimated cost {cost}"
+    )
+
+
+def render_text(verdict: Verdict) -> str:
+    """The console report: the verdict line first, one line per gate, then usage."""
+    lines = [f"judgesdk gate: {_WORDS[verdict.status]}: {verdict.headline} (exit {verdict.exit_code})"]
+    for g in verdict.gates:
+        lines.append(
+            f"  {_WORDS[g.outcome]:<12} {g.name} [{g.kind}] observed {_num(g.observed)} {g.op} {_num(g.threshold)}: {g.message}"
+        )
+    lines += [f"  note: {note}" for note in verdict.notes]
+    if verdict.source:
+        lines.append(f"  source: {verdict.source}")
+    usage = _usage_line(verdict)
+    if usage:
+        lines.append(f"  {usage}")
+    return "\n".join(lines)
+
+
+def render_json(verdict: Verdict) -> str:
+    return verdict.model_dump_json(indent=2)
+
+
+def render_junit(verdict: Verdict) -> str:
+    """JUnit XML: one testcase per gate; a failed gate is a <failure>, an undetermined one an <error>."""
+    suite = ET.Element(
+        "testsuite",
+        name="judgesdk gate",
+        tests=str(len(verdict.gates)),
+        failures=str(sum(g.outcome == "fail" for g in verdict.gates)),
+        errors=str(sum(g.outcome == "undetermined" for g in verdict.gates)),
+        skipped="0",
+    )
+    props = ET.SubElement(suite, "properties")
+    for key, value in (("status", verdict.status), ("exit_code", str(verdict.exit_code)), ("headline", verdict.headline)):
+        ET.SubElement(props, "property", name=key, value=value)
+    for g in verdict.gates:
+        case = ET.SubElement(suite, "testcase", classname=f"judgesdk.gate.{g.kind}", name=g.name)
+        summary = f"observed {_num(g.observed)} {g.op} {_num(g.threshold)}: {g.message}"
+        if g.outcome == "fail":
+            ET.SubElement(case, "failure", message=g.message, type=g.check).text = summary
+        elif g.outcome == "undetermined":
+            ET.SubElement(case, "error", message=g.message, type="undetermined").text = summary
+        ET.SubElement(case, "system-out").text = summary
+    root = ET.Element("testsuites", name="judgesdk gate")
+    root.append(suite)
+    ET.indent(root)
+    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def render_markdown(verdict: Verdict) -> str:
+    """A Markdown summary (for ``$GITHUB_STEP_SUMMARY``): headline, one table row per gate, usage."""
+    lines = [
+        f"## judgesdk gate: {_ICONS[verdict.status]} {_WORDS[verdict.status]}",
+        "",
+        f"{verdict.headline[0].upper()}{verdict.headline[1:]} (exit code {verdict.exit_code}).",
+        "",
+        "| result | gate | kind | criterion | observed | threshold | details |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for g in verdict.gates:
+        lines.append(
+            f"| {_ICONS[g.outcome]} {_WORDS[g.outcome]} | {_cell(g.name)} | {g.kind} | {_cell(g.criterion or '')} | "
+            f"{_num(g.observed)} | {g.op} {_num(g.threshold)} | {_cell(g.message)} |"
+        )
+    extras = [*(f"- {_cell(note)}" for note in verdict.notes)]
+    if verdict.source:
+        extras.append(f"- source: {_cell(verdict.source)}")
+    usage = _usage_line(verdict)
+    if usage:
+        extras.append(f"- {_cell(usage)}")
+    return "\n".join(lines + ([""] + extras if extras else [])) + "\n"
+
+
+def write_reports(verdict: Verdict, *, junit: Path | None = None, markdown: Path | None = None, env: Mapping[str, str] | None = None) -> None:
+    """Write the requested renderings; the Markdown is also appended to ``$GITHUB_STEP_SUMMARY`` when set."""
+    if junit is not None:
+        junit.parent.mkdir(parents=True, exist_ok=True)
+        junit.write_text(render_junit(verdict), encoding="utf-8")
+    if markdown is not None:
+        markdown.parent.mkdir(parents=True, exist_ok=True)
+        markdown.write_text(render_markdown(verdict), encoding="utf-8")
+    summary = (os.environ if env is None else env).get("GITHUB_STEP_SUMMARY")
+    if summary:
+        with open(summary, "a", encoding="utf-8") as fh:
+            fh.write(render_markdown(verdict))

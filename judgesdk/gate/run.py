@@ -1,0 +1,216 @@
+"""The gate run (the impure step): judge the items or read earlier results, load the baseline.
+
+:func:`collect` judges ``config.input`` (results appended to a JSONL as they finish, so a re-run
+resumes and a budget stop keeps what finished) or reads a previous run's results, reads the baseline
+and the calibrations, and returns a :class:`GateRun`: everything :func:`judgesdk.gate.decide` needs,
+so deciding stays pure. Result lines are read back into :class:`~judgesdk.types.JudgeResult` here.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from pydantic import BaseModel, Field, ValidationError
+
+from judgesdk.calibration import Calibration
+from judgesdk.cost import BudgetMeter, BudgetState, CostReport, summarize_usage
+from judgesdk.errors import ConfigError, InputError
+from judgesdk.gate.config import GateConfig
+from judgesdk.types import Criterion, JudgeResult, LabelDistribution, Scale
+
+
+class CriterionRun(BaseModel):
+    """Everything the gates of one criterion look at."""
+
+    criterion: Criterion
+    expected: list[str]  # ids that should have a result
+    results: list[JudgeResult]  # one per id (first wins), uncalibrated
+    baseline: list[JudgeResult] | None = None
+    calibration: Calibration | None = None
+
+
+class GateRun(BaseModel):
+    criteria: dict[str, CriterionRun]
+    budget: BudgetState | None = None  # None when nothing was judged under a budget
+    usage: CostReport | None = None
+    source: str = ""  # what was judged or read, for the report
+    notes: list[str] = Field(default_factory=list)
+
+
+def result_from_record(record: Mapping[str, Any], scale: Scale, criterion: str) -> JudgeResult:
+    """A result line (``judgesdk score -o``, :func:`judgesdk.runlog.result_line`) back into a JudgeResult.
+
+    The distribution summary is rebuilt on ``scale`` (or on its own numeric labels), so review flags
+    and coverage read the same from a fresh run and from a file. Lines with only ``id`` and ``score``
+    are accepted (status ``ok``, or ``unparsed`` when the score is null).
+    """
+    data = {k: v for k, v in record.items() if k != "distribution"}
+    data.setdefault("status", "ok" if data.get("score") is not None else "unparsed")
+    data.setdefault("method", "unknown")
+    data.setdefault("criterion", criterion)
+    data["item_id"] = str(record.get("id", data.get("item_id")))
+    data["distribution"] = _distribution(record.get("distribution"), scale)
+    return JudgeResult.model_validate(data)
+
+
+def _distribution(summary: Any, scale: Scale) -> LabelDistribution | None:
+    if not isinstance(summary, Mapping) or not isinstance(summary.get("probs"), Mapping) or len(summary["probs"]) < 2:
+        return None
+    labels = tuple(str(k) for k in summary["probs"])
+    if set(labels) == set(scale.labels):
+        own = scale
+    else:
+        try:
+            own = Scale(labels=labels, values=tuple(float(label) for label in labels))
+        except ValueError:
+            own = Scale(labels=labels, values=scale.values if len(scale.values) == len(labels) else tuple(map(float, range(len(labels)))))
+    method = summary.get("method") if summary.get("method") in ("exact", "logprobs", "sampling", "parsed") else "parsed"
+    return LabelDistribution(
+        scale=own, probs=tuple(float(summary["probs"][label]) for label in own.labels), method=method,
+        coverage=summary.get("coverage"), low_coverage=bool(summary.get("low_coverage", False)),
+        n_samples=summary.get("n_samples"), n_unparsed=summary.get("n_unparsed"), stderr=summary.get("stderr"),
+    )  # fmt: skip
+
+
+def read_records(path: Path) -> tuple[list[dict[str, Any]], int]:
+    """Result lines of a JSONL file and how many unreadable lines were skipped.
+
+    A line cut by a crash is skipped (as :func:`judgesdk.runlog.done_ids` does), so a re-run judges
+    its item again; the verdict notes the skip. A file with no readable line at all, or a line that is
+    JSON but not a result, is an InputError.
+    """
+    if not path.is_file():
+        raise InputError(f"results file {path} does not exist")
+    records, skipped = [], 0
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            skipped += 1
+            continue
+        if not isinstance(record, dict) or record.get("id") is None:
+            raise InputError(f"{path}:{number}: each result line must be an object with an 'id'")
+        records.append(record)
+    if skipped and not records:
+        raise InputError(f"{path} has no readable JSON line: is it a results JSONL (judgesdk score -o)?")
+    return records, skipped
+
+
+def _results_for(records: Sequence[Mapping[str, Any]], criterion: Criterion, path: Path | str, ids: set[str] | None = None) -> list[JudgeResult]:
+    """This criterion's results (lines without a criterion count for every criterion), first per id."""
+    seen: dict[str, JudgeResult] = {}
+    for record in records:
+        if record.get("criterion", criterion.name) != criterion.name or str(record["id"]) in seen:
+            continue
+        if ids is not None and str(record["id"]) not in ids:
+            continue
+        try:
+            seen[str(record["id"])] = result_from_record(record, criterion.scale, criterion.name)
+        except (ValidationError, InputError) as exc:
+            raise InputError(f"{path}: result {record['id']!r} cannot be read: {exc}") from exc
+    return list(seen.values())
+
+
+def collect(
+    config: GateConfig,
+    *,
+    results: Path | None = None,
+    baseline: Path | None = None,
+    providers: Sequence[Any] | None = None,
+) -> GateRun:
+    """Judge ``config.input`` (or read ``results``, which then takes precedence) and load what the gates need.
+
+    ``providers`` replaces the judge config's provider chain (tests, custom backends).
+    """
+    criteria = {spec.name: spec.criterion() for spec in config.criteria}
+    baseline_path = baseline or config.baseline
+    if baseline_path is None and any(g.kind == "regression" for g in config.gates):
+        raise ConfigError("a regression gate compares against a baseline run: set baseline = \"...jsonl\" or pass --baseline")
+    budget_state: BudgetState | None = None
+    expected: list[str] | None = None
+    notes: list[str] = []
+    if results is not None or config.input is None:
+        where = results or config.results
+        if where is None:
+            raise ConfigError("nothing to gate: set input (items to judge) or results (a previous run) in the gate config, or pass --results")
+        records, skipped = read_records(where)
+        source = f"results read from {where}"
+    else:
+        records, expected, budget_state, skipped = _judge(config, criteria, providers)
+        where = config.results or Path("(in memory)")
+        source = f"{config.input} judged into {where}"
+    if skipped:
+        notes.append(f"{where}: {skipped} unreadable line(s) skipped (cut by an interrupted run?)")
+    base_records = None
+    if baseline_path is not None:
+        base_records, base_skipped = read_records(baseline_path)
+        if base_skipped:
+            notes.append(f"baseline {baseline_path}: {base_skipped} unreadable line(s) skipped")
+    runs: dict[str, CriterionRun] = {}
+    for spec in config.criteria:
+        crit = criteria[spec.name]
+        ids = None if expected is None else set(expected)
+        found = _results_for(records, crit, where, ids)
+        runs[spec.name] = CriterionRun(
+            criterion=crit,
+            expected=[r.item_id or "" for r in found] if expected is None else expected,
+            results=found,
+            baseline=None if base_records is None else _results_for(base_records, crit, baseline_path or ""),
+            calibration=Calibration.load(spec.calibration) if spec.calibration else None,
+        )
+    prices = config.budget.prices if config.budget else None
+    usage = summarize_usage([r for run in runs.values() for r in run.results], prices)
+    return GateRun(criteria=runs, budget=budget_state, usage=usage, source=source, notes=notes)
+
+
+def _judge(
+    config: GateConfig, criteria: Mapping[str, Criterion], providers: Sequence[Any] | None
+) -> tuple[list[dict[str, Any]], list[str], BudgetState | None, int]:
+    """Judge the input for every criterion, skipping (id, criterion) pairs already in the results file."""
+    from judgesdk.cli import read_items
+    from judgesdk.config import load_config
+    from judgesdk.cost import budgeted_judge, score_within_budget
+    from judgesdk.runlog import append, result_line
+
+    assert config.input is not None
+    items = read_items(config.input)
+    existing, skipped = read_records(config.results) if config.results is not None and config.results.exists() else ([], 0)
+    done = {(str(r.get("criterion")), str(r["id"])) for r in existing}
+    jobs = [(crit, [(item, extra) for item, extra in items if (crit.name, item.id) not in done]) for crit in criteria.values()]
+    meter = BudgetMeter(config.budget) if config.budget is not None else None
+    judge = budgeted_judge(load_config(config.judge), meter, providers)
+    fresh: list[dict[str, Any]] = []
+    sink = _open_log(config.results) if config.results is not None else None
+    todo = {crit.name: pairs for crit, pairs in jobs}
+
+    def on_result(crit: Criterion, index: int, result: JudgeResult) -> None:
+        item, extra = todo[crit.name][index]
+        record = {**result_line(result, extra), "id": item.id}
+        fresh.append(record)
+        if sink is not None:
+            append(sink, record)
+
+    try:
+        for crit, pairs in jobs:
+            print(f"judgesdk gate: judging {len(pairs)} items on {crit.name} ({len(items) - len(pairs)} already in the results)", file=sys.stderr)
+        score_within_budget(judge, [(crit, [item for item, _ in pairs]) for crit, pairs in jobs], on_result)
+    finally:
+        if sink is not None:
+            sink.close()
+    return existing + fresh, [item.id or "" for item, _ in items], None if meter is None else meter.state(), skipped
+
+
+def _open_log(path: Path) -> TextIO:
+    """The results file for appending; a last line cut by a crash is ended first, so the next line stays whole."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    cut = path.exists() and path.stat().st_size > 0 and not path.read_bytes().endswith(b"\n")
+    sink = path.open("a", encoding="utf-8")
+    if cut:
+        sink.write("\n")
+    return sink
