@@ -1,6 +1,7 @@
 """Local prefix reuse on a fixed SummEval subset (issue 6, benchmark 1), all phases in one process.
 
 Every summary of the first ``--docs`` SummEval documents (16 systems each) is judged on one criterion
+(or, with several ``--criterion``, fine-grained on all of them: 002 §4.1.2, one request per criterion)
 with ``geval`` (exact label probabilities) by the embedded model, three ways:
 
 * ``raw``: llama-cpp-python's own ``Llama.eval`` of the first item's full prompt on a fresh context
@@ -12,6 +13,8 @@ Then ``interleaved``: two documents' summaries alternating (A1 B1 A2 B2 ...), on
 with the saved-state LRU (``prefix_states=4``) and without it (``prefix_states=0``, the live KV only).
 
     .venv/bin/python benchmarks/local_prefix.py --docs 2 --criterion consistency
+    .venv/bin/python benchmarks/local_prefix.py --docs 2 --criterion coherence consistency fluency relevance \
+        --template direct.likert.shared_criteria --skip-interleaved
     .venv/bin/python benchmarks/local_prefix.py --probes --docs 4 --contend 2
 
 Prints one JSON object (wall times, token counters, ratios, the load average before and after).
@@ -41,7 +44,7 @@ from judgesdk.meta.datasets import HumanRecord, load_dataset
 from judgesdk.presets import criterion as preset
 from judgesdk.provider import GenerateRequest, Message, as_text
 from judgesdk.providers.llamacpp import LlamaCppProvider, default_gpu_layers, embedded_model_path
-from judgesdk.scorers.common import template_values
+from judgesdk.scorers.common import criteria_block, template_values
 from judgesdk.scorers.likert import DEFAULT_TEMPLATE
 from judgesdk.templates import load_template
 from judgesdk.types import Criterion, JudgeItem
@@ -61,14 +64,19 @@ def load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-def raw_rate(item: JudgeItem, crit: Criterion, repeats: int, n_gpu_layers: int) -> dict[str, float]:
+def first_prompt(item: JudgeItem, crits: Sequence[Criterion], template_id: str) -> str:
+    """The first request's prompt text, as the scorers render it (``{{criteria}}`` lists every criterion)."""
+    values = {**template_values(item, crits[0]), "criteria": criteria_block(crits)}
+    return as_text(load_template(template_id).render(**values))
+
+
+def raw_rate(prompt: str, repeats: int, n_gpu_layers: int) -> dict[str, float]:
     """Tokens per second of llama-cpp-python's own prompt evaluation of one full judging prompt."""
     import llama_cpp
 
     llm = llama_cpp.Llama(
         model_path=str(embedded_model_path()), n_ctx=4096, n_batch=512, n_threads=os.cpu_count(), n_gpu_layers=n_gpu_layers, verbose=False
     )
-    prompt = as_text(load_template(DEFAULT_TEMPLATE).render(**template_values(item, crit)))
     tokens = llm.tokenize(prompt.encode(), add_bos=True, special=False)
     times = []
     for _ in range(repeats):
@@ -82,15 +90,16 @@ def raw_rate(item: JudgeItem, crit: Criterion, repeats: int, n_gpu_layers: int) 
     return {"tokens": len(tokens), "median_s": round(median, 3), "tokens_per_s": round(len(tokens) / median, 1)}
 
 
-def judged(items: list[JudgeItem], crit: Criterion, concurrency: int, **options: object) -> dict[str, object]:
-    """Judge ``items`` once with a fresh provider (model load excluded); wall time, counters and scores."""
+def judged(items: list[JudgeItem], crits: list[Criterion], concurrency: int, template: str, **options: object) -> dict[str, object]:
+    """Judge ``items`` once with a fresh provider (model load excluded); wall time, counters and scores
+    (one per criterion and item)."""
     provider = LlamaCppProvider.from_options(track_unique_tokens=True, **options)
-    judge = Judge(provider, concurrency=concurrency)
+    judge = Judge(provider, concurrency=concurrency, template=template)
     warm_up = GenerateRequest(messages=(Message(role="user", content="Hello"),), labels=("1",), max_tokens=0)
     asyncio.run(provider.generate(warm_up))  # loads the model outside the timing, shares only BOS with the prompts
     provider.reset_counters()
     started = time.perf_counter()
-    results = judge.score_many(items, criterion=crit)
+    results = judge.score_many(items, criterion=crits)
     wall = time.perf_counter() - started
     judge.close()
     asyncio.run(provider.aclose())
@@ -103,7 +112,7 @@ def judged(items: list[JudgeItem], crit: Criterion, concurrency: int, **options:
         "evaluated_per_unique": round(counters.tokens_evaluated / counters.unique_tokens, 3) if counters.unique_tokens else None,
         "evaluated_tokens_per_s": round(counters.tokens_evaluated / wall, 1),
         "unique_tokens_per_s": round((counters.unique_tokens or 0) / wall, 1),
-        "scores": [r.score for r in results],
+        "scores": [p.score for r in results for p in (r.parts or {"": r}).values()],
     }
 
 
@@ -284,7 +293,8 @@ def probes(records: list[HumanRecord], contend: int) -> dict[str, object]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--docs", type=int, default=2)
-    parser.add_argument("--criterion", default="consistency")
+    parser.add_argument("--criterion", nargs="+", default=["consistency"], help="several: fine-grained, one request each")
+    parser.add_argument("--template", default=DEFAULT_TEMPLATE, help="e.g. direct.likert.shared_criteria for several criteria")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--concurrency", type=int, default=4)
     parser.add_argument("--skip-off", action="store_true", help="skip the (slow) reuse-off phase")
@@ -301,20 +311,21 @@ def main() -> None:
         print(json.dumps(probes(subset(args.docs), args.contend), indent=2))
         return
     layers = default_gpu_layers() if args.n_gpu_layers is None else args.n_gpu_layers
-    crit = preset("summeval", args.criterion)
+    crits = [preset("summeval", name) for name in args.criterion]
     records = subset(args.docs)
     items = items_of(records)
     report: dict[str, object] = {
-        "workload": f"{len(items)} SummEval items ({args.docs} documents x 16 systems), {crit.name}, geval (exact)",
+        "workload": f"{len(items)} SummEval items ({args.docs} documents x 16 systems) x {len(crits)} criteria "
+        f"({', '.join(c.name for c in crits)}), geval (exact), template {args.template}",
         "cpu_count": os.cpu_count(),
         "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY"),
         "load_start": load(),
     }
     report["n_gpu_layers"] = layers
-    report["raw"] = raw_rate(items[0], crit, args.repeats, layers)
-    report["reuse_on"] = judged(items, crit, args.concurrency, n_gpu_layers=layers)
+    report["raw"] = raw_rate(first_prompt(items[0], crits, args.template), args.repeats, layers)
+    report["reuse_on"] = judged(items, crits, args.concurrency, args.template, n_gpu_layers=layers)
     if not args.skip_off:
-        report["reuse_off"] = judged(items, crit, args.concurrency, prefix_reuse=False, n_gpu_layers=layers)
+        report["reuse_off"] = judged(items, crits, args.concurrency, args.template, prefix_reuse=False, n_gpu_layers=layers)
         on_s, off_s = report["reuse_on"]["scores"], report["reuse_off"]["scores"]  # type: ignore[index]
         report["off_over_on_wall"] = round(report["reuse_off"]["wall_s"] / report["reuse_on"]["wall_s"], 2)  # type: ignore[index]
         report["max_score_difference_on_vs_off"] = round(max(abs(a - b) for a, b in zip(on_s, off_s) if a is not None and b is not None), 4)
@@ -322,8 +333,8 @@ def main() -> None:
     report["throughput_vs_raw"] = round(report["reuse_on"]["evaluated_tokens_per_s"] / rate, 3)  # type: ignore[index]
     if not args.skip_interleaved:
         mixed = items_of(interleave(records))
-        report["interleaved_lru"] = judged(mixed, crit, 1, n_gpu_layers=layers)
-        report["interleaved_no_lru"] = judged(mixed, crit, 1, prefix_states=0, n_gpu_layers=layers)
+        report["interleaved_lru"] = judged(mixed, crits, 1, args.template, n_gpu_layers=layers)
+        report["interleaved_no_lru"] = judged(mixed, crits, 1, args.template, prefix_states=0, n_gpu_layers=layers)
     for phase in ("reuse_on", "reuse_off", "interleaved_lru", "interleaved_no_lru"):
         if phase in report:
             report[phase].pop("scores")  # type: ignore[union-attr]

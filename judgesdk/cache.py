@@ -8,7 +8,6 @@ the stored value. Logprobs are stored with the response, so a cached judgement i
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 from pathlib import Path
@@ -45,7 +44,8 @@ def open_cache(directory: str | Path) -> diskcache.Cache:
 class CachedProvider(WrapperProvider):
     """Serves identical requests from disk. Wraps a provider and is itself a provider.
 
-    Identical requests in flight at the same time are coalesced into one call to the inner provider.
+    Identical requests in flight at the same time are merged above it, by
+    :class:`judgesdk.coalesce.CoalescingProvider` (``judgesdk.config.stack`` puts it there).
     """
 
     def __init__(
@@ -55,30 +55,15 @@ class CachedProvider(WrapperProvider):
         self.cache = cache
         self.namespace = namespace
         self.ttl_s = ttl_s
-        self._in_flight: dict[str, asyncio.Future[GenerateResponse]] = {}
-
 
     async def generate(self, request: GenerateRequest) -> GenerateResponse:
         key = cache_key(self.inner, request, self.namespace)
         stored = self.cache.get(key)
         if stored is not None:
             return GenerateResponse.model_validate_json(stored).model_copy(update={"cached": True})
-        if key in self._in_flight:
-            return await asyncio.shield(self._in_flight[key])
-        future: asyncio.Future[GenerateResponse] = asyncio.get_running_loop().create_future()
-        self._in_flight[key] = future
-        try:
-            response = await self.inner.generate(request)
-            self.cache.set(key, response.model_dump_json(), expire=self.ttl_s, tag=self.namespace)
-            future.set_result(response)
-            return response
-        except BaseException as exc:
-            future.set_exception(exc)
-            future.exception()  # mark retrieved: waiters re-raise it, nobody else must
-            raise
-        finally:
-            del self._in_flight[key]
-
+        response = await self.inner.generate(request)
+        self.cache.set(key, response.model_dump_json(), expire=self.ttl_s, tag=self.namespace)
+        return response
 
 
 def cache_stats(directory: str | Path) -> dict[str, int]:

@@ -291,14 +291,14 @@ def _add_compare(commands: Any) -> None:
 
 
 def _add_rank(commands: Any) -> None:
-    from judgesdk.scorers.pairwise import STRATEGIES
+    from judgesdk.scorers.pairwise import SELECTIONS, STRATEGIES
 
     p = commands.add_parser("rank", help="rank the outputs of one source by pairwise comparisons; prints JSON")
     p.add_argument("input", type=Path, help="JSONL: one object per line with 'output' (and optional 'id', 'source')")
     p.add_argument("--source", help="source text or file path (default: the 'source' all lines share)")
     p.add_argument("--strategy", choices=STRATEGIES, default="full", help="004 §3.4 comparison set, or bradley-terry")
     p.add_argument("--budget", type=int, help="number of comparisons R for random, no-repeat, symmetric (and bradley-terry)")
-    p.add_argument("--selection", choices=["full", "random", "no-repeat", "symmetric"], help="comparisons bradley-terry is fitted to")
+    p.add_argument("--selection", choices=SELECTIONS, help="comparisons bradley-terry is fitted to")
     p.add_argument("--seed", type=int, default=0, help="seed of random comparison sets (default 0)")
     _add_comparison_flags(p)
     p.set_defaults(func=run_rank)

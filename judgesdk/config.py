@@ -26,9 +26,11 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from judgesdk.cache import CachedProvider, open_cache
+from judgesdk.coalesce import CoalescingProvider
 from judgesdk.errors import ConfigError
 from judgesdk.estimation import EstimationSettings
 from judgesdk.provider import Capabilities, Provider
+from judgesdk.ratelimit import RateLimitConfig, build_limited
 from judgesdk.retry import RetryingProvider, RetryPolicy
 
 if sys.version_info >= (3, 11):
@@ -53,6 +55,7 @@ class ProviderConfig(BaseModel):
     timeout_s: float = 60.0
     capabilities: dict[str, Any] = Field(default_factory=dict)  # overrides of declared capabilities
     options: dict[str, Any] = Field(default_factory=dict)  # adapter-specific (local: model_path, n_gpu_layers...)
+    rate_limit: RateLimitConfig | None = None  # in flight, RPM/TPM buckets, back-off on 429s; None: unlimited
 
 
 class CacheConfig(BaseModel):
@@ -165,6 +168,15 @@ def build_adapter(config: ProviderConfig) -> Provider:
     return getattr(module, cls)(model, capabilities=capabilities, **kwargs, **config.options)
 
 
+def build_provider(config: ProviderConfig) -> Provider:
+    """The adapter under its rate limits (pooled over ``rate_limit.clients`` SDK clients), or the bare
+    adapter when the config sets no limits. The in-process model is never pooled: one model, one copy."""
+    limits = config.rate_limit
+    if limits is not None and config.kind == "local":
+        limits = limits.model_copy(update={"clients": 1})
+    return build_limited(lambda: build_adapter(config), limits)
+
+
 def _capabilities(config: ProviderConfig) -> Capabilities | None:
     if not config.capabilities:
         return None
@@ -185,10 +197,16 @@ def _capabilities(config: ProviderConfig) -> Capabilities | None:
 
 
 def stack(adapter: Provider, config: JudgeConfig) -> Provider:
-    """Cache over retry over the adapter: a cache hit never waits for back-off, a retry never re-asks the cache."""
+    """Coalescing over cache over retry over ``adapter`` (itself rate-limited where configured, see
+    :func:`build_provider`).
+
+    A cache hit never waits for back-off; a retry never re-asks the cache; every attempt counts against
+    the rate limits, and a request sleeping between retries holds no in-flight slot; identical requests
+    in flight become one call whether or not the cache is on.
+    """
     provider: Provider = RetryingProvider(adapter, config.retry)
     if config.cache.enabled:
         provider = CachedProvider(
             provider, open_cache(config.cache.directory), namespace=config.cache.namespace, ttl_s=config.cache.ttl_s
         )
-    return provider
+    return CoalescingProvider(provider)

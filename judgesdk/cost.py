@@ -34,7 +34,6 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, Field, model_validator
 
 from judgesdk.errors import BudgetExceededError, ConfigError
-from judgesdk.meta.report import CostModel
 from judgesdk.provider import GenerateRequest, GenerateResponse, Provider, Usage, WrapperProvider
 from judgesdk.types import Criterion, JudgeItem, JudgeResult
 
@@ -44,6 +43,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Budget",
+    "CostModel",
     "BudgetMeter",
     "BudgetState",
     "BudgetedProvider",
@@ -59,18 +59,39 @@ __all__ = [
 LOCAL_KINDS = ("local", "scripted")
 
 
+class CostModel(BaseModel):
+    """Configured prices to turn token usage into money (USD per million tokens), instead of the price map."""
+
+    usd_per_million_input: float = 0.0
+    usd_per_million_output: float = 0.0
+    usd_per_million_cached_input: float | None = None  # default: the input price
+
+
+# Anthropic's prompt-cache multipliers of the input price (5-minute TTL), for a price source that gives none
+ANTHROPIC_CACHE_WRITE = 1.25
+ANTHROPIC_CACHE_READ = 0.1
+
+
 class Price(BaseModel):
-    """USD per token."""
+    """USD per token.
+
+    ``usage.input_tokens`` counts every prompt token; of those, ``cached_input_tokens`` (read from a prompt
+    cache) are priced at ``cached_input`` and ``cache_write_input_tokens`` (written to one, as Anthropic
+    bills them) at ``cache_write_input``, the rest at ``input``.
+    """
 
     input: float
     output: float
     cached_input: float | None = None  # None: same as input
+    cache_write_input: float | None = None  # None: same as input
     source: str
 
     def cost(self, usage: Usage) -> float:
-        cached = usage.cached_input_tokens
+        cached, written = usage.cached_input_tokens, usage.cache_write_input_tokens
         cached_price = self.input if self.cached_input is None else self.cached_input
-        return (usage.input_tokens - cached) * self.input + cached * cached_price + usage.output_tokens * self.output
+        write_price = self.input if self.cache_write_input is None else self.cache_write_input
+        plain = usage.input_tokens - cached - written
+        return plain * self.input + cached * cached_price + written * write_price + usage.output_tokens * self.output
 
 
 def _litellm_price_map() -> Mapping[str, Any] | None:
@@ -91,13 +112,21 @@ def _candidates(kind: str, model: str) -> list[str]:
 
 
 def price_for(kind: str, model: str, prices: CostModel | None = None) -> tuple[Price | None, str]:
-    """The per-token price of ``kind``/``model`` and where it came from, or None and why there is none."""
+    """The per-token price of ``kind``/``model`` and where it came from, or None and why there is none.
+
+    Prompt-cache writes are priced at the map's ``cache_creation_input_token_cost``, reads at its
+    ``cache_read_input_token_cost``; where the map gives none, an Anthropic model gets Anthropic's
+    multipliers of the input price (writes 1.25x, reads 0.1x) and any other model the input price. With
+    configured ``prices``, reads cost ``usd_per_million_cached_input`` (default: the input price) and
+    writes the input price, times 1.25 for ``kind="anthropic"``.
+    """
     if prices is not None:
         per_token = 1e-6
         cached = None if prices.usd_per_million_cached_input is None else prices.usd_per_million_cached_input * per_token
         price = Price(
             input=prices.usd_per_million_input * per_token, output=prices.usd_per_million_output * per_token,
-            cached_input=cached, source="configured prices",
+            cached_input=cached, cache_write_input=_anthropic_write(kind, prices.usd_per_million_input * per_token),
+            source="configured prices",
         )  # fmt: skip
         return price, price.source
     if kind in LOCAL_KINDS:
@@ -108,16 +137,29 @@ def price_for(kind: str, model: str, prices: CostModel | None = None) -> tuple[P
     for name in _candidates(kind, model):
         entry = table.get(name)
         if isinstance(entry, Mapping) and entry.get("input_cost_per_token") is not None:
-            return (
-                Price(
-                    input=float(entry["input_cost_per_token"]),
-                    output=float(entry.get("output_cost_per_token") or 0.0),
-                    cached_input=entry.get("cache_read_input_token_cost"),
-                    source=f"LiteLLM price map: {name}",
-                ),
-                f"LiteLLM price map: {name}",
-            )
+            return _map_price(kind, name, entry), f"LiteLLM price map: {name}"
     return None, f"{kind}/{model} is not in LiteLLM's bundled price map: cost unknown (set prices to estimate it)"
+
+
+def _anthropic_write(kind: str, input_price: float) -> float | None:
+    """The cache-write price Anthropic charges for ``input_price`` input, or None (same as input) for other kinds."""
+    return input_price * ANTHROPIC_CACHE_WRITE if kind == "anthropic" else None
+
+
+def _map_price(kind: str, name: str, entry: Mapping[str, Any]) -> Price:
+    """A price from one LiteLLM price-map entry, cache reads and writes included (see :func:`price_for`)."""
+    input_price = float(entry["input_cost_per_token"])
+    read, write = entry.get("cache_read_input_token_cost"), entry.get("cache_creation_input_token_cost")
+    if kind == "anthropic" or entry.get("litellm_provider") == "anthropic":
+        read = input_price * ANTHROPIC_CACHE_READ if read is None else read
+        write = input_price * ANTHROPIC_CACHE_WRITE if write is None else write
+    return Price(
+        input=input_price,
+        output=float(entry.get("output_cost_per_token") or 0.0),
+        cached_input=None if read is None else float(read),
+        cache_write_input=None if write is None else float(write),
+        source=f"LiteLLM price map: {name}",
+    )
 
 
 # -- usage and cost over results -------------------------------------------------------------------

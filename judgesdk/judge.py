@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from judgesdk.config import JudgeConfig, build_adapter, detect_chain, load_config, stack
+from judgesdk.config import JudgeConfig, build_provider, detect_chain, load_config, stack
 from judgesdk.errors import InputError, ProviderError
 from judgesdk.estimation import EstimationSettings
 from judgesdk.provider import Provider
@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 ProviderSource = Provider | Callable[[], Provider]
+CriterionSpec = Criterion | str | Sequence[Criterion | str]
 
 
 class Judge:
@@ -76,7 +77,8 @@ class Judge:
 
         Each provider is the config's adapter (or one of ``adapters``, replacing the configured chain, e.g. a
         scripted provider in tests), optionally ``wrap``-ped (e.g. a budget meter), under the config's cache
-        and retry. Providers are built on first use.
+        and retry (see :func:`judgesdk.config.stack`); configured adapters are under their ``rate_limit``.
+        Providers are built on first use.
         """
         import os
 
@@ -104,29 +106,33 @@ class Judge:
         source: str | None = None,
         context: str | None = None,
         reference: str | None = None,
-        criterion: Criterion | str = "overall quality",
+        criterion: CriterionSpec = "overall quality",
         method: str | None = None,
         item_id: str | None = None,
     ) -> JudgeResult:
+        """Judge one output. Several criteria (a list) give 002's fine-grained result: their mean, with each
+        criterion's result in ``parts``; the criteria of one output are asked together, so with
+        ``template="direct.likert.shared_criteria"`` a local model evaluates the shared prompt once."""
         item = JudgeItem(output=output, source=source, context=context, reference=reference, id=item_id)
-        return await self._judge(item, as_criterion(criterion), method or self.method)
+        return await self._judge(item, as_criteria(criterion), method or self.method)
 
     async def ascore_many(
         self,
         items: Iterable[JudgeItem | Mapping[str, Any]],
         *,
-        criterion: Criterion | str = "overall quality",
+        criterion: CriterionSpec = "overall quality",
         method: str | None = None,
         on_result: Callable[[int, JudgeResult], None] | None = None,
     ) -> list[JudgeResult]:
-        """Judge many items with at most ``concurrency`` in flight; results in input order.
+        """Judge many items with at most ``concurrency`` in flight; results in input order. ``criterion``
+        may be a list (fine-grained, as in :meth:`ascore`).
 
         A failing item becomes a result with status ``error``; every other result is still returned
         (and handed to ``on_result`` as soon as it exists, so callers can persist progress).
         """
         parsed = [item if isinstance(item, JudgeItem) else JudgeItem.model_validate(item) for item in items]
         gate = asyncio.Semaphore(self.concurrency)
-        crit = as_criterion(criterion)
+        crit = as_criteria(criterion)
 
         async def one(index: int, item: JudgeItem) -> JudgeResult:
             async with gate:
@@ -220,23 +226,31 @@ class Judge:
 
     # -- the chain -------------------------------------------------------------------------------
 
+    def provider(self, index: int = 0) -> Provider:
+        """The chain's ``index``-th provider as the judge uses it (the whole stack: coalescing, cache,
+        retry, rate limit, adapter), built now if it was not yet. Read a layer's counters with
+        :func:`judgesdk.provider.find_layer`."""
+        if not 0 <= index < len(self._sources):
+            raise InputError(f"provider index {index} is outside the chain of {len(self._sources)}")
+        return self._provider(index)
+
     def _provider(self, index: int) -> Provider:
         if index not in self._built:
             source = self._sources[index]
             self._built[index] = _as_builder(source)()
         return self._built[index]
 
-    async def _judge(self, item: JudgeItem, criterion: Criterion, method: str) -> JudgeResult:
+    async def _judge(self, item: JudgeItem, criteria: tuple[Criterion, ...], method: str) -> JudgeResult:
         """One item through the chain; when every provider fails, an ``error`` result that says why."""
-        scorer = scorer_for(method)
+        call = _scoring_call(item, criteria, method, self.options)
         started = time.perf_counter()
         try:
-            return await self._chain(lambda p: scorer(p, item, criterion, self.options, method))
+            return await self._chain(call)
         except _ChainFailed as exc:
             return JudgeResult(
                 score=None,
                 status="error",
-                criterion=criterion.name,
+                criterion="+".join(c.name for c in criteria),
                 method=method,
                 error=str(exc),
                 latency_s=time.perf_counter() - started,
@@ -275,7 +289,7 @@ def _template(template: str | Path | Template) -> Template:
 
 
 def _adapter_builder(config: Any) -> Callable[[], Provider]:
-    return lambda: build_adapter(config)
+    return lambda: build_provider(config)
 
 
 def _as_builder(source: ProviderSource) -> Callable[[], Provider]:
@@ -298,3 +312,24 @@ def as_criterion(criterion: Criterion | str) -> Criterion:
     if isinstance(criterion, str) and criterion.strip():
         return Criterion(name=criterion, description=criterion, scale=Scale.likert(1, 5))
     raise InputError(f"criterion must be a Criterion or a non-empty name, got {criterion!r}")
+
+
+def as_criteria(criterion: CriterionSpec) -> tuple[Criterion, ...]:
+    """One criterion or several (a list or tuple), each as :func:`as_criterion` reads it."""
+    if isinstance(criterion, (list, tuple)):
+        if not criterion:
+            raise InputError("pass at least one criterion")
+        return tuple(as_criterion(c) for c in criterion)
+    return (as_criterion(criterion),)
+
+
+def _scoring_call(
+    item: JudgeItem, criteria: tuple[Criterion, ...], method: str, options: ScorerOptions
+) -> Callable[[Provider], Awaitable[JudgeResult]]:
+    """The scorer call for one item: the method's scorer for one criterion, fine-grained for several."""
+    scorer = scorer_for(method)
+    if len(criteria) == 1:
+        return lambda p: scorer(p, item, criteria[0], options, method)
+    from judgesdk.scorers.multi import score_fine_grained
+
+    return lambda p: score_fine_grained(p, item, criteria, options, method)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Literal, Protocol, runtime_checkable
+from typing import Literal, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -96,6 +96,7 @@ class Usage(BaseModel):
     input_tokens: int = 0
     output_tokens: int = 0
     cached_input_tokens: int = 0  # prompt tokens served from a reused prefix / provider prompt cache
+    cache_write_input_tokens: int = 0  # prompt tokens written to a provider prompt cache (Anthropic bills them above input)
     calls: int = 0
 
     def __add__(self, other: "Usage") -> "Usage":
@@ -103,6 +104,7 @@ class Usage(BaseModel):
             input_tokens=self.input_tokens + other.input_tokens,
             output_tokens=self.output_tokens + other.output_tokens,
             cached_input_tokens=self.cached_input_tokens + other.cached_input_tokens,
+            cache_write_input_tokens=self.cache_write_input_tokens + other.cache_write_input_tokens,
             calls=self.calls + other.calls,
         )
 
@@ -181,6 +183,19 @@ def unwrap(provider: Provider) -> Provider:
     while isinstance(provider, WrapperProvider):
         provider = provider.inner
     return provider
+
+
+W = TypeVar("W", bound=WrapperProvider)
+
+
+def find_layer(provider: Provider, layer: type[W]) -> W | None:
+    """The outermost wrapper of type ``layer`` in a stack (e.g. its ``RateLimitedProvider``, to read its
+    stats after a run), or None when the stack has none."""
+    while isinstance(provider, WrapperProvider):
+        if isinstance(provider, layer):
+            return provider
+        provider = provider.inner
+    return None
 
 
 def fold_prefill(messages: tuple[Message, ...]) -> tuple[Message, ...]:

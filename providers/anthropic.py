@@ -107,6 +107,12 @@ class AnthropicProvider:
         self.cache_planner = PromptCachePlanner(prompt_cache_min_chars) if prompt_cache else None
         self._client = anthropic.AsyncAnthropic(api_key=key, base_url=base_url, timeout=timeout_s, max_retries=0)
 
+    @property
+    def client(self) -> Any:
+        """The ``anthropic.AsyncAnthropic`` client this provider calls (SDK retries off), for other endpoints of
+        the same account, e.g. Message Batches in :mod:`judgesdk.providers.anthropic_batch`."""
+        return self._client
+
     async def generate(self, request: GenerateRequest) -> GenerateResponse:
         params = self.message_params(request)
         started = time.perf_counter()
@@ -167,6 +173,7 @@ class AnthropicProvider:
                 input_tokens=raw.usage.input_tokens + read + written,
                 output_tokens=raw.usage.output_tokens,
                 cached_input_tokens=read,
+                cache_write_input_tokens=written,
                 calls=1,
             )
         return GenerateResponse(

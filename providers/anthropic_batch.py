@@ -37,7 +37,7 @@ class AnthropicBatchBackend:
         if not isinstance(provider, AnthropicProvider):
             raise InputError("the Anthropic batch backend needs an AnthropicProvider")
         self.provider = provider
-        self._client = provider._client
+        self._client = provider.client
 
     def params(self, request: GenerateRequest) -> dict[str, Any]:
         """The live adapter's ``messages.create`` arguments, with its ``extra_body`` merged in (a batch has no kwargs)."""

@@ -13,7 +13,7 @@ import os
 import time
 from typing import Any, Literal
 
-from judgesdk.providers._sdk import chat_logprob_tokens, chat_usage, classify
+from judgesdk.providers._sdk import chat_logprob_tokens, chat_usage, classify, field
 
 from judgesdk.errors import AuthError, CapabilityError, PermanentError
 from judgesdk.provider import (
@@ -69,6 +69,12 @@ class OpenAIProvider:
             api_key=key or "not-needed", base_url=base_url, timeout=timeout_s, max_retries=0
         )
 
+    @property
+    def client(self) -> Any:
+        """The ``openai.AsyncOpenAI`` client this provider calls (SDK retries off), for other endpoints of the
+        same account and server, e.g. the Batch API in :mod:`judgesdk.providers.openai_batch`."""
+        return self._client
+
     async def generate(self, request: GenerateRequest) -> GenerateResponse:
         if request.labels is not None:
             raise CapabilityError("exact label scoring needs a local model; use logprobs over this API", provider=self.kind)
@@ -100,24 +106,38 @@ class OpenAIProvider:
             params["stop"] = list(request.stop)
         return params
 
-    async def _chat(self, request: GenerateRequest) -> GenerateResponse:
+    def chat_body(self, request: GenerateRequest) -> dict[str, Any]:
+        """The ``/chat/completions`` request body this provider sends for ``request`` (``api="chat"``).
+
+        The live call passes it to ``chat.completions.create`` as is; the Batch API adapter puts the same
+        body in its JSONL, so a batch answer is the answer the live call would have given. A chat
+        completion carries no exact label scores or continuation log-likelihoods: such requests are refused.
+        """
+        if request.labels is not None or request.continuation is not None:
+            raise CapabilityError("a chat completion gives no exact labels or log-likelihoods", provider=self.kind)
         params = self._sampling(request)
         if request.top_logprobs:
             params["logprobs"] = True
             params["top_logprobs"] = min(request.top_logprobs, self.capabilities.max_top_logprobs)
         messages = request.messages if self.capabilities.prefill else fold_prefill(request.messages)
-        raw = await self._client.chat.completions.create(
-            messages=[m.model_dump() for m in messages], **params
-        )
+        return {"messages": [m.model_dump() for m in messages], **params}
+
+    def chat_response(self, completion: Any, request: GenerateRequest) -> GenerateResponse:
+        """The :class:`GenerateResponse` for a chat completion answering ``request``: the SDK's object from a
+        live call, or the same completion as decoded JSON (e.g. a Batch API result line's body)."""
         choices = [
             Choice(
-                text=c.message.content or "",
-                tokens=chat_logprob_tokens(c.logprobs) if request.top_logprobs else None,
-                finish_reason=c.finish_reason,
+                text=field(field(c, "message"), "content") or "",
+                tokens=chat_logprob_tokens(field(c, "logprobs")) if request.top_logprobs else None,
+                finish_reason=field(c, "finish_reason"),
             )
-            for c in raw.choices
+            for c in field(completion, "choices") or []
         ]
-        return self._response(choices, raw.usage)
+        return self._response(choices, field(completion, "usage"))
+
+    async def _chat(self, request: GenerateRequest) -> GenerateResponse:
+        raw = await self._client.chat.completions.create(**self.chat_body(request))
+        return self.chat_response(raw, request)
 
     async def _completion(self, request: GenerateRequest) -> GenerateResponse:
         params = self._sampling(request)

@@ -16,8 +16,8 @@ from typing import Any
 
 from judgesdk.batch import BatchResult, BatchStatus
 from judgesdk.errors import CapabilityError, InputError
-from judgesdk.provider import Choice, GenerateRequest, GenerateResponse, fold_prefill
-from judgesdk.providers._sdk import chat_logprob_tokens, chat_usage, classify
+from judgesdk.provider import GenerateRequest, GenerateResponse
+from judgesdk.providers._sdk import classify
 from judgesdk.providers.openai import OpenAIProvider, openai
 
 ENDPOINT = "/v1/chat/completions"
@@ -34,18 +34,13 @@ class OpenAIBatchBackend:
             raise InputError("the OpenAI batch backend needs an OpenAIProvider with api='chat'")
         self.provider = provider
         self.completion_window = completion_window
-        self._client = provider._client
+        self._client = provider.client
 
     def body(self, request: GenerateRequest) -> dict[str, Any]:
-        """The ``/v1/chat/completions`` body the live adapter would send for ``request``."""
+        """The ``/v1/chat/completions`` body the live adapter would send for ``request`` (its :meth:`chat_body`)."""
         if request.labels is not None or request.continuation is not None:
             raise CapabilityError("batch mode sends chat completions: no exact labels or log-likelihoods", provider=self.provider.kind)
-        params = self.provider._sampling(request)
-        if request.top_logprobs:
-            params["logprobs"] = True
-            params["top_logprobs"] = min(request.top_logprobs, self.provider.capabilities.max_top_logprobs)
-        messages = request.messages if self.provider.capabilities.prefill else fold_prefill(request.messages)
-        return {"messages": [m.model_dump() for m in messages], **params}
+        return self.provider.chat_body(request)
 
     async def submit(self, items: Sequence[tuple[str, GenerateRequest]]) -> str:
         lines = [json.dumps({"custom_id": cid, "method": "POST", "url": ENDPOINT, "body": self.body(r)}) for cid, r in items]
@@ -95,21 +90,12 @@ class OpenAIBatchBackend:
         return BatchResult(custom_id=custom_id, response=self.response(response["body"], request, batch_id))
 
     def response(self, body: dict[str, Any], request: GenerateRequest, batch_id: str) -> GenerateResponse:
-        """The :class:`GenerateResponse` the live adapter builds from the same chat completion."""
-        choices = [
-            Choice(
-                text=(c.get("message") or {}).get("content") or "",
-                tokens=chat_logprob_tokens(c.get("logprobs")) if request.top_logprobs else None,
-                finish_reason=c.get("finish_reason"),
-            )
-            for c in body.get("choices", [])
-        ]
-        notes = [f"answered by the OpenAI Batch API ({batch_id})"]
-        if len(choices) < request.n:
-            notes.append(f"backend returned {len(choices)} of n={request.n} choices")
-        return GenerateResponse(
-            choices=choices, usage=chat_usage(body.get("usage")), provider=self.provider.kind, model=self.provider.model, notes=notes
-        )
+        """The :class:`GenerateResponse` the live adapter builds from the same chat completion (its :meth:`chat_response`)."""
+        response = self.provider.chat_response(body, request)
+        response.notes.append(f"answered by the OpenAI Batch API ({batch_id})")
+        if len(response.choices) < request.n:
+            response.notes.append(f"backend returned {len(response.choices)} of n={request.n} choices")
+        return response
 
     async def cancel(self, batch_id: str) -> None:
         try:

@@ -11,7 +11,7 @@ import pytest
 from batch_server import BatchServer
 from judgesdk.batch import BatchRunner, DeferringProvider, run_offline
 from judgesdk.cache import cache_key, open_cache
-from judgesdk.errors import ConfigError, InputError
+from judgesdk.errors import CapabilityError, ConfigError, InputError
 from judgesdk.judge import Judge
 from judgesdk.provider import GenerateRequest, GenerateResponse, Message
 from judgesdk.types import Criterion, JudgeItem, Scale
@@ -196,6 +196,28 @@ async def test_deferring_provider_records_and_fails_fast(server):
     await provider.aclose()
 
 
+async def test_batch_backends_build_on_the_providers_public_api(server):
+    import inspect
+
+    from judgesdk.providers import anthropic_batch, openai_batch
+
+    openai_live = openai_provider(server)
+    assert openai_live.client is OpenAIBatchBackend(openai_live)._client
+    for request in REQUESTS[:3]:
+        response = await openai_live.generate(request)
+        sent = server.seen("POST", "/v1/chat/completions")[-1].body
+        assert openai_live.chat_body(request) == sent == OpenAIBatchBackend(openai_live).body(request)
+        assert comparable(openai_live.chat_response(server.chat_completion(sent), request)) == comparable(response)
+    with pytest.raises(CapabilityError, match="labels"):
+        openai_live.chat_body(req("Rate:", labels=("1", "2")))
+    claude = anthropic_provider(server, prompt_cache=False)
+    assert claude.client is AnthropicBatchBackend(claude)._client
+    for module in (openai_batch, anthropic_batch):  # the adapters reach no provider internals
+        assert "provider._" not in inspect.getsource(module)
+    await openai_live.aclose()
+    await claude.aclose()
+
+
 # -- Anthropic prompt caching -----------------------------------------------------------------------
 
 LONG_SOURCE = "\n".join(f"Paragraph {i}: the council discussed budget line {i} at length and agreed." for i in range(80))
@@ -220,6 +242,8 @@ async def test_anthropic_marks_the_shared_source_block_for_caching(server):
         assert body["system"] == "You are a careful judge."
     # the second prompt writes the cache, later ones read it; input_tokens counts every prompt token
     assert usages[1].cached_input_tokens == 0 and usages[2].cached_input_tokens > 0.9 * usages[2].input_tokens
+    assert usages[0].cache_write_input_tokens == 0 and usages[1].cache_write_input_tokens > 0.9 * usages[1].input_tokens
+    assert all(u.cache_write_input_tokens == 0 for u in usages[2:])  # priced at the write rate only once
     for usage, output in zip(usages, outputs):
         assert usage.input_tokens == sum(len(m.content.split()) for m in judging_prompt(output).messages)
     await provider.aclose()

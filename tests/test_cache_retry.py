@@ -1,4 +1,3 @@
-import asyncio
 
 import pytest
 
@@ -130,18 +129,6 @@ async def test_cache_never_stores_credentials(tmp_path, monkeypatch):
     await CachedProvider(inner, cache).generate(REQUEST)
     blob = b"".join(p.read_bytes() for p in tmp_path.rglob("*") if p.is_file())
     assert b"sk-" not in blob and b"api_key" not in blob
-
-
-async def test_identical_in_flight_requests_are_coalesced(tmp_path):
-    class Slow(ScriptedProvider):
-        async def generate(self, request):
-            await asyncio.sleep(0.05)
-            return await super().generate(request)
-
-    inner = Slow(lambda r: "answer")
-    provider = CachedProvider(inner, open_cache(tmp_path))
-    results = await asyncio.gather(*(provider.generate(REQUEST) for _ in range(5)))
-    assert len(inner.calls) == 1 and all(r.choices[0].text == "answer" for r in results)
 
 
 async def test_failures_are_not_cached(tmp_path):

@@ -89,3 +89,74 @@ def test_cli_options_parse_json_or_text():
     }
     with pytest.raises(InputError):
         parse_options(["nokey"])
+
+
+def test_rate_limit_in_config_puts_the_adapter_under_a_limiter_and_a_client_pool(monkeypatch, tmp_path):
+    from judgesdk.coalesce import CoalescingProvider
+    from judgesdk.provider import find_layer
+    from judgesdk.ratelimit import ProviderPool, RateLimitedProvider
+    from judgesdk.retry import RetryingProvider
+
+    monkeypatch.delenv("JUDGESDK_PROVIDER", raising=False)
+    path = tmp_path / "judge.toml"
+    path.write_text(
+        '[[providers]]\nkind = "openai"\nmodel = "m"\nbase_url = "http://127.0.0.1:1/v1"\n'
+        "[providers.rate_limit]\nmax_concurrency = 48\nrequests_per_minute = 600\ntokens_per_minute = 90000\n"
+        "[cache]\nenabled = false\n"
+    )
+    judge = Judge.from_config(path)
+    provider = judge.provider(0)
+    assert isinstance(provider, CoalescingProvider) and isinstance(provider.inner, RetryingProvider)
+    limiter = find_layer(provider, RateLimitedProvider)
+    assert limiter is not None and limiter.config.requests_per_minute == 600 and limiter.concurrency_limit == 48
+    pool = limiter.inner
+    assert isinstance(pool, ProviderPool) and len(pool.members) == 3  # one SDK client per 16 in flight
+    assert find_layer(provider, ProviderPool) is pool
+    judge.close()
+
+
+def test_without_rate_limit_there_is_no_limiter_and_bad_limits_are_config_errors(monkeypatch):
+    from judgesdk.provider import find_layer
+    from judgesdk.ratelimit import RateLimitedProvider
+
+    monkeypatch.delenv("JUDGESDK_PROVIDER", raising=False)
+    plain = {"providers": [{"kind": "openai", "model": "m", "base_url": "http://127.0.0.1:1/v1"}], "cache": {"enabled": False}}
+    judge = Judge.from_config(plain)
+    assert find_layer(judge.provider(), RateLimitedProvider) is None
+    judge.close()
+    with pytest.raises(ConfigError, match="requests_per_minute"):
+        load_config({"providers": [{"kind": "openai", "rate_limit": {"requests_per_minute": 0}}]})
+    with pytest.raises(ConfigError, match="rate_limit"):
+        load_config({"providers": [{"kind": "openai", "rate_limit": {"rpm": 60}}]})
+
+
+def test_the_local_model_is_limited_but_never_pooled(monkeypatch):
+    from judgesdk.config import build_provider
+    from judgesdk.ratelimit import RateLimitedProvider
+
+    captured = []
+    monkeypatch.setattr("judgesdk.config.build_adapter", lambda pc: captured.append(pc) or ScriptedLocal())
+    provider = build_provider(ProviderConfig(kind="local", rate_limit={"max_concurrency": 64, "clients": 4}))
+    assert isinstance(provider, RateLimitedProvider) and isinstance(provider.inner, ScriptedLocal) and len(captured) == 1
+
+
+def test_judge_provider_index_is_checked():
+    from judgesdk.errors import InputError
+    from judgesdk.providers.scripted import ScriptedProvider
+
+    judge = Judge(ScriptedProvider(lambda r: "3"))
+    with pytest.raises(InputError, match="outside the chain"):
+        judge.provider(1)
+
+
+class ScriptedLocal:
+    kind, model, endpoint = "local", "gemma", "in-process"
+
+
+@pytest.mark.parametrize("name", ["local", "openai", "anthropic", "litellm", "llama-server"])
+def test_every_example_config_loads(name, monkeypatch):
+    from pathlib import Path
+
+    monkeypatch.delenv("JUDGESDK_PROVIDER", raising=False)
+    config = load_config(Path(__file__).parent.parent / "examples" / f"{name}.toml")
+    assert config.providers

@@ -14,7 +14,7 @@ from judgesdk.config import load_config
 from judgesdk.cost import Budget, BudgetedProvider, BudgetMeter, budgeted_judge, price_for, score_within_budget, summarize_usage
 from judgesdk.errors import BudgetExceededError, ConfigError
 from judgesdk.gate import evaluate_gates
-from judgesdk.meta.report import CostModel
+from judgesdk.cost import CostModel
 from judgesdk.provider import GenerateRequest, GenerateResponse, Message, Usage
 from judgesdk.types import Criterion, JudgeResult
 
@@ -40,6 +40,57 @@ def test_unknown_and_local_models_have_no_price_and_say_why():
     assert price is None and "no per-token price" in note
     price, note = price_for("local", "x", CostModel(usd_per_million_input=1.0, usd_per_million_output=2.0))
     assert price is not None and price.input == pytest.approx(1e-6) and note == "configured prices"
+
+
+def test_anthropic_prompt_cache_writes_and_reads_are_priced_as_billed():
+    usage = Usage(input_tokens=1000, output_tokens=10, cached_input_tokens=600, cache_write_input_tokens=300, calls=1)
+    price, _ = price_for("anthropic", "claude-sonnet-4-5")
+    assert price is not None and price.cache_write_input is not None and price.cached_input is not None
+    assert price.cache_write_input == pytest.approx(1.25 * price.input) and price.cached_input == pytest.approx(0.1 * price.input)
+    expected = 100 * price.input + 600 * price.cached_input + 300 * price.cache_write_input + 10 * price.output
+    assert price.cost(usage) == pytest.approx(expected)
+    assert price.cost(usage) > price.cost(usage.model_copy(update={"cache_write_input_tokens": 0}))
+
+
+def test_cache_prices_come_from_the_map_or_anthropics_multipliers(monkeypatch):
+    from judgesdk import cost
+
+    table = {
+        "claude-x": {"input_cost_per_token": 1e-6, "output_cost_per_token": 5e-6, "litellm_provider": "anthropic",
+                     "cache_creation_input_token_cost": 2e-6, "cache_read_input_token_cost": 3e-7},
+        "claude-bare": {"input_cost_per_token": 1e-6, "output_cost_per_token": 5e-6, "litellm_provider": "anthropic"},
+        "gpt-bare": {"input_cost_per_token": 1e-6, "output_cost_per_token": 5e-6, "litellm_provider": "openai"},
+    }  # fmt: skip
+    monkeypatch.setattr(cost, "_litellm_price_map", lambda: table)
+    mapped, _ = price_for("anthropic", "claude-x")
+    assert (mapped.cache_write_input, mapped.cached_input) == (2e-6, 3e-7)  # the map's own prices win
+    bare, _ = price_for("anthropic", "claude-bare")
+    assert bare.cache_write_input == pytest.approx(1.25e-6) and bare.cached_input == pytest.approx(1e-7)
+    routed, _ = price_for("litellm", "anthropic/claude-bare")  # the entry's provider, not the adapter, decides
+    assert routed.cache_write_input == pytest.approx(1.25e-6)
+    other, _ = price_for("openai", "gpt-bare")
+    assert other.cache_write_input is None and other.cached_input is None
+    written = Usage(input_tokens=100, cache_write_input_tokens=100)
+    assert other.cost(written) == pytest.approx(100e-6) and bare.cost(written) == pytest.approx(125e-6)
+
+
+def test_configured_prices_charge_anthropic_cache_writes_at_one_and_a_quarter_input():
+    prices = CostModel(usd_per_million_input=4.0, usd_per_million_output=20.0, usd_per_million_cached_input=0.4)
+    usage = Usage(input_tokens=1000, cached_input_tokens=500, cache_write_input_tokens=400)
+    claude, _ = price_for("anthropic", "claude-anything", prices)
+    assert claude.cost(usage) == pytest.approx((100 * 4.0 + 500 * 0.4 + 400 * 5.0) / 1e6)
+    openai_price, _ = price_for("openai", "gpt-anything", prices)
+    assert openai_price.cost(usage) == pytest.approx((500 * 4.0 + 500 * 0.4) / 1e6)
+    report = summarize_usage(
+        [JudgeResult(score=3.0, status="ok", criterion="q", method="geval/exact", provider="anthropic", model="c", usage=usage)], prices
+    )
+    assert report.usd == pytest.approx(claude.cost(usage)) and report.billed.cache_write_input_tokens == 400
+
+
+def test_usage_adds_cache_writes_and_old_records_default_to_none_written():
+    total = Usage(input_tokens=10, cache_write_input_tokens=4) + Usage(input_tokens=5, cache_write_input_tokens=1)
+    assert total.cache_write_input_tokens == 5
+    assert Usage.model_validate_json('{"input_tokens": 3, "cached_input_tokens": 1, "calls": 1}').cache_write_input_tokens == 0
 
 
 def test_usage_totals_split_billed_from_cached_and_never_invent_a_cost():

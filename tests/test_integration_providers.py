@@ -214,3 +214,31 @@ def test_direct_and_sampling_aggregations_over_the_llama_server(llama_server, me
     assert (result.score is None) == (result.status == "unparsed")
     if method == "sampling":
         assert len(result.raw) == 3  # the server ignores n: three separate seeded calls
+
+
+def test_a_configured_rate_limit_backs_off_on_429s_from_a_real_server(fault_proxy, llama_server, monkeypatch):
+    """The whole configured stack (coalescing, retry, rate limit, adapter) over the llama.cpp server behind a
+    proxy that answers the first two requests 429 with Retry-After: one wave, one back-off, one pause."""
+    from judgesdk.provider import find_layer
+    from judgesdk.ratelimit import RateLimitedProvider
+
+    monkeypatch.delenv("JUDGESDK_PROVIDER", raising=False)
+    fault_proxy.script(["429:retry-after=1", "429:retry-after=1"])
+    config = {
+        "providers": [{
+            "kind": "openai", "model": llama_server.model, "base_url": fault_proxy.base_url, "api": "completions",
+            "rate_limit": {"max_concurrency": 2, "requests_per_minute": 600},
+        }],
+        "retry": {"max_attempts": 4, "initial_wait_s": 0.05, "max_wait_s": 2.0},
+        "cache": {"enabled": False},
+        "estimation": {"on_low_coverage": "flag"},
+        "concurrency": 2,
+    }
+    with Judge.from_config(config) as judge:
+        results = judge.score_many([{"output": o, "source": SOURCE} for o in OUTPUTS], criterion=CONSISTENCY)
+        limiter = find_layer(judge.provider(), RateLimitedProvider)
+    assert all(r.score is not None for r in results), [r.status for r in results]
+    assert limiter is not None and limiter.stats.rate_limited == 2 and limiter.stats.decreases == 1
+    assert limiter.stats.requests == 4 and fault_proxy.count == 4
+    times = [r.t for r in fault_proxy.requests]
+    assert times[2] - times[0] >= 0.95  # the Retry-After paused every new request, retries included

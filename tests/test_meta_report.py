@@ -96,3 +96,12 @@ def test_missing_matplotlib_gives_a_clear_error(tmp_path: Path, monkeypatch: pyt
     with pytest.raises(MissingDependencyError, match="pip install matplotlib"):
         write_report(judge_report(items), tmp_path / "out")
     assert not (tmp_path / "out").exists()
+
+
+def test_report_cost_prices_prompt_cache_reads_and_writes_like_the_budget() -> None:
+    """One price arithmetic (judgesdk.cost.Price): an Anthropic cache write costs 1.25x input, a read the cached price."""
+    usage = Usage(input_tokens=1000, output_tokens=0, cached_input_tokens=400, cache_write_input_tokens=500)
+    result = JudgeResult(score=3.0, status="ok", criterion="c", method="m", usage=usage, provider="anthropic", model="claude")
+    prices = CostModel(usd_per_million_input=1.0, usd_per_million_cached_input=0.1)
+    expected = (100 * 1.0 + 400 * 0.1 + 500 * 1.25) / 1e6
+    assert throughput([result], prices).usd_per_1000 == pytest.approx(expected * 1000)

@@ -127,3 +127,30 @@ def test_judge_rank_with_sort():
     with Judge(bt_judge([0.0, 2.0, 1.0], 0.3)) as judge:
         ranking = judge.rank(outputs(3), source=SOURCE, criterion="coherence", strategy="sort")
     assert ranking.order == [1, 2, 0] and ranking.comparisons_used == ranking.comparisons_planned
+
+
+def test_select_pairs_names_the_selections_it_draws_and_points_active_to_rank():
+    from judgesdk.scorers.pairwise import SELECTIONS, select_pairs
+
+    with pytest.raises(InputError, match="choose one of full, random, no-repeat, symmetric$"):
+        select_pairs(3, "greedy", 2)  # type: ignore[arg-type]
+    with pytest.raises(InputError, match="strategy='bradley-terry', selection='active'"):
+        select_pairs(3, "active", 4)
+    assert "active" in SELECTIONS
+
+
+def test_cli_rank_accepts_every_selection_including_active(monkeypatch, tmp_path, capsys):
+    import json
+
+    from judgesdk.cli import main
+    from judgesdk.judge import Judge
+
+    theta = [0.0, 2.0, 1.0, -1.0]
+    monkeypatch.setattr(Judge, "from_config", classmethod(lambda cls, config=None: Judge(bt_judge(theta, 0.3))))
+    lines = [json.dumps({"id": f"o{i}", "output": o, "source": SOURCE}) for i, o in enumerate(outputs(4))]
+    (tmp_path / "outs.jsonl").write_text("\n".join(lines) + "\n")
+    args = ["rank", str(tmp_path / "outs.jsonl"), "--strategy", "bradley-terry", "--selection", "active", "--budget", "8"]
+    assert main(args) == 0
+    ranking = json.loads(capsys.readouterr().out)
+    assert ranking["selection"] == "active" and ranking["comparisons_planned"] == 8
+    assert ranking["order"] == [1, 2, 0, 3]

@@ -215,3 +215,62 @@ async def test_llama_server_fine_and_coarse(llama_server):
     assert fine.provider == coarse.provider == "openai" and set(fine.parts) == {"coherence", "fluency"}
     for result in (fine, coarse):
         assert (result.score is None) == (result.status == "unparsed")
+
+
+# -- shared criteria: one prompt prefix for every criterion of an output ---------------------------
+
+
+def by_answer_prefix(request: GenerateRequest) -> ScriptedReply:
+    """The judged criterion is named only at the very end (the answer prefix)."""
+    last_line = as_text(request.messages).rstrip().splitlines()[-1]
+    name = next(n for n in PROBS if f"- {n} (" in last_line)
+    return ScriptedReply(label_probs=PROBS[name])
+
+
+async def test_shared_criteria_prompts_differ_only_in_the_answer_prefix():
+    provider = ScriptedProvider(by_answer_prefix)
+    options = ScorerOptions(template=load_template("direct.likert.shared_criteria"))
+    result = await score_fine_grained(provider, ITEM, [COH, FLU, REL], options, "geval")
+    assert {k: r.score for k, r in result.parts.items()} == pytest.approx({"coherence": 4.0, "fluency": 3.0, "relevance": 4.2})
+    prompts = [as_text(c.messages) for c in provider.calls]
+    heads = {p.rsplit("\n", 1)[0] for p in prompts}
+    assert len(heads) == 1  # everything before the answer prefix is shared
+    head = heads.pop()
+    assert "Coherence - Well-structured" in head and "Relevance - Selection" in head and ITEM.output in head
+    assert sorted(p.rsplit("\n", 1)[1] for p in prompts) == ["- coherence (1-5):", "- fluency (1-5):", "- relevance (1-5):"]
+
+
+def test_a_judge_scores_several_criteria_as_fine_grained():
+    from judgesdk.judge import Judge
+
+    judge = Judge(ScriptedProvider(by_answer_prefix), template="direct.likert.shared_criteria")
+    result = judge.score(ITEM.output, source=ITEM.source, criterion=[COH, FLU, REL])
+    many = judge.score_many([ITEM, ITEM], criterion=[COH, FLU])
+    single = judge.score_many([ITEM], criterion=[COH])
+    judge.close()
+    assert result.method == "geval/fine-grained" and result.score == pytest.approx((4.0 + 3.0 + 4.2) / 3)
+    assert [r.score for r in many] == pytest.approx([3.5, 3.5]) and set(many[0].parts) == {"coherence", "fluency"}
+    assert single[0].parts is None and single[0].score == pytest.approx(4.0)  # one criterion: the plain result
+    with pytest.raises(InputError, match="at least one criterion"):
+        Judge(ScriptedProvider(by_answer_prefix)).score("x", criterion=[])
+
+
+@pytest.mark.integration
+async def test_local_model_evaluates_a_shared_criteria_prompt_once_per_output(gguf_path):
+    """Counters, not timings: after the first criterion, each further one decodes only its answer prefix."""
+    from judgesdk.providers.llamacpp import LlamaCppProvider
+
+    provider = LlamaCppProvider(gguf_path, n_ctx=2048)
+    options = ScorerOptions(template=load_template("direct.likert.shared_criteria"))
+    item = JudgeItem(output=SUMMARY, source=ARTICLE)
+    try:
+        fine = await score_fine_grained(provider, item, [COH, FLU, REL], options, "geval")
+    finally:
+        await provider.aclose()
+    counters = provider.counters
+    assert fine.status in {"ok", "low_coverage"} and set(fine.parts) == {"coherence", "fluency", "relevance"}
+    assert counters.requests == 3
+    one_prompt = counters.prompt_tokens / 3
+    # the whole prompt once, then two answer prefixes (about 10 tokens each, label paths included)
+    assert counters.tokens_evaluated < one_prompt + 2 * 30, counters
+    assert counters.tokens_reused > 2 * (one_prompt - 30), counters

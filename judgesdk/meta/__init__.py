@@ -68,8 +68,8 @@ from judgesdk.meta.reliability import (
     positional_bias,
     review_flags,
 )
+from judgesdk.cost import CostModel
 from judgesdk.meta.report import (
-    CostModel,
     JudgeReport,
     LengthBias,
     MissingDependencyError,

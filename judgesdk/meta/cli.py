@@ -26,7 +26,8 @@ from judgesdk.meta._stats import METHODS
 from judgesdk.meta.correlation import CONVENTIONS, LEVEL_DEFINITIONS, LEVELS
 from judgesdk.meta.datasets import load_jsonl
 from judgesdk.meta.evaluate import MetaEvalResult, load_pairwise, load_predictions, meta_evaluate, scale_for
-from judgesdk.meta.report import CostModel, JudgeReport, MissingDependencyError, require_matplotlib, write_report
+from judgesdk.cost import CostModel
+from judgesdk.meta.report import JudgeReport, MissingDependencyError, require_matplotlib, write_report
 
 __all__ = ["register", "run_meta_eval"]
 

@@ -45,7 +45,8 @@ from judgesdk.meta.reliability import (
     positional_bias,
     review_flags,
 )
-from judgesdk.meta.report import CostModel, LengthBias, RepeatVariance, Throughput, length_bias, repeat_variance, throughput
+from judgesdk.cost import CostModel
+from judgesdk.meta.report import LengthBias, RepeatVariance, Throughput, length_bias, repeat_variance, throughput
 from judgesdk.parsing import parse_choice, parse_score
 from judgesdk.provider import Usage
 from judgesdk.types import JudgeResult, Scale

@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel
 
+from judgesdk.cost import CostModel, price_for
 from judgesdk.errors import MissingDependencyError
 from judgesdk.meta._stats import METHODS
 from judgesdk.meta.correlation import Convention, LevelCorrelation, correlate, correlation_table
@@ -131,14 +132,6 @@ def repeat_variance(repeats: Mapping[Any, Sequence[float | None]]) -> RepeatVari
     )
 
 
-class CostModel(BaseModel):
-    """Prices to turn token usage into money (USD per million tokens)."""
-
-    usd_per_million_input: float = 0.0
-    usd_per_million_output: float = 0.0
-    usd_per_million_cached_input: float | None = None  # default: the input price
-
-
 class Throughput(BaseModel):
     """Time and cost per 1,000 judgements, from the results' latencies and usage."""
 
@@ -162,11 +155,9 @@ def throughput(results: Sequence[JudgeResult], cost: CostModel | None = None) ->
     scale = 1000 / n
     inp = sum(r.usage.input_tokens for r in results)
     out = sum(r.usage.output_tokens for r in results)
-    cached = sum(r.usage.cached_input_tokens for r in results)
     usd = None
-    if cost is not None:
-        cached_price = cost.usd_per_million_input if cost.usd_per_million_cached_input is None else cost.usd_per_million_cached_input
-        usd = ((inp - cached) * cost.usd_per_million_input + cached * cached_price + out * cost.usd_per_million_output) / 1e6
+    if cost is not None:  # one price arithmetic for reports and budgets (prompt-cache reads and writes included)
+        usd = sum(price_for(r.provider or "", r.model or "", cost)[0].cost(r.usage) for r in results)  # type: ignore[union-attr]
     return Throughput(
         n_judgements=n,
         share_ok=sum(r.status == "ok" for r in results) / n,

@@ -63,9 +63,15 @@ def template_values(item: JudgeItem, criterion: Criterion) -> dict[str, object]:
         "reference": item.reference,
         "criterion": criterion.name,
         "definition": criterion.description or criterion.name,
+        "criteria": criteria_block([criterion]),  # templates that list criteria; several: bound by the caller
         "scale_low": _number(criterion.scale.low),
         "scale_high": _number(criterion.scale.high),
     }
+
+
+def criteria_block(criteria: Sequence[Criterion], separator: str = " - ") -> str:
+    """A ``{{criteria}}`` block: one "Name<separator>definition" line per criterion."""
+    return "\n".join(f"{c.name.capitalize()}{separator}{c.description or c.name}" for c in criteria)
 
 
 def _number(value: float) -> str:

@@ -51,7 +51,7 @@ from typing import Protocol, runtime_checkable
 
 from pydantic import BaseModel
 
-from judgesdk.errors import InputError
+from judgesdk.errors import CapabilityError, InputError
 from judgesdk.estimation import EstimationSettings, estimate
 from judgesdk.provider import (
     GenerateRequest,
@@ -60,6 +60,7 @@ from judgesdk.provider import (
     Usage,
     WrapperProvider,
 )
+from judgesdk.scorers import likelihood
 from judgesdk.scorers.common import (
     KeyedStore,
     ScorerOptions,
@@ -194,13 +195,11 @@ class LMProbability:
             raise AssistantUnavailable(f"{provider.kind}/{provider.model} gives no log-likelihood of a continuation")
         if not item.source:
             raise AssistantUnavailable("LM_PROB conditions on the source, and there is none")
-        template = load_template(self.template_id)
-        messages = template.render(**template_values(item, self.criterion))
-        request = GenerateRequest(messages=messages, max_tokens=0, continuation=f" {item.output}", tags=template.tags())
-        tokens = (await provider.generate(request)).continuation_tokens
-        if not tokens:
-            raise AssistantUnavailable("the provider returned no token log-probabilities for the output")
-        return math.exp(sum(t.logprob for t in tokens) / len(tokens))
+        try:
+            response = await likelihood.loglikelihood(provider, load_template(self.template_id), item, self.criterion, item.source)
+        except CapabilityError as exc:  # no token log-probabilities came back
+            raise AssistantUnavailable(str(exc)) from exc
+        return math.exp(likelihood.mean_logprob(response))
 
 
 @dataclass(frozen=True)

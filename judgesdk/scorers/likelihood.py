@@ -74,13 +74,13 @@ async def score_many(
     re-evaluate the source for every output. Pass the outputs of one source consecutively.
     """
     normalization = normalization_of(options)
-    require_loglikelihood(provider)
+    requireloglikelihood(provider)
     template = options.template_or(DEFAULT_TEMPLATE)
-    conditional = [await _loglikelihood(provider, template, item, criterion, item.source) for item in items]
+    conditional = [await loglikelihood(provider, template, item, criterion, item.source) for item in items]
     if normalization != "ratio":
         return [_result(provider, [r], normalization, criterion, item, method) for r, item in zip(conditional, items)]
     _require_source_slot(template)
-    baseline = [await _loglikelihood(provider, template, item, criterion, "") for item in items]
+    baseline = [await loglikelihood(provider, template, item, criterion, "") for item in items]
     return [
         _result(provider, [c, b], normalization, criterion, item, method)
         for c, b, item in zip(conditional, baseline, items)
@@ -94,7 +94,7 @@ def normalization_of(options: ScorerOptions) -> Normalization:
     return cast(Normalization, value)
 
 
-def require_loglikelihood(provider: Provider) -> None:
+def requireloglikelihood(provider: Provider) -> None:
     if not provider.capabilities.loglikelihood:
         raise CapabilityError(
             f"method 'likelihood' needs the log-probability of a given continuation, which {provider.kind}/"
@@ -121,9 +121,11 @@ def prompt_messages(
     return template.render(**{**template_values(item, criterion), "source": source})
 
 
-async def _loglikelihood(
+async def loglikelihood(
     provider: Provider, template: Template, item: JudgeItem, criterion: Criterion, source: str | None
 ) -> GenerateResponse:
+    """The provider's token log-probabilities of ``item.output`` continuing ``template`` rendered for
+    ``source`` (one request; shared with Fusion-Eval's LM-probability assistant, so both hit one cache entry)."""
     request = GenerateRequest(
         messages=prompt_messages(template, item, criterion, source),
         continuation=JOIN + item.output,

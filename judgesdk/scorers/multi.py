@@ -29,8 +29,8 @@ from pydantic import BaseModel, ConfigDict
 
 from judgesdk.errors import InputError
 from judgesdk.provider import Provider
-from judgesdk.scorers import likert
-from judgesdk.scorers.common import ScorerOptions, greedy_response, template_values
+from judgesdk.scorers import likert, scorer_for
+from judgesdk.scorers.common import ScorerOptions, criteria_block, greedy_response, template_values
 from judgesdk.templates import Template, load_template
 from judgesdk.types import Criterion, JudgeItem, JudgeResult, ResultStatus, Scale
 
@@ -94,11 +94,25 @@ def shared_scale(criteria: Sequence[Criterion]) -> Scale:
 
 
 async def score_fine_grained(
-    provider: Provider, item: JudgeItem, criteria: Sequence[Criterion], options: ScorerOptions, method: str = "geval"
+    provider: Provider,
+    item: JudgeItem,
+    criteria: Sequence[Criterion],
+    options: ScorerOptions,
+    method: str = "geval",
+    guideline: Guideline = "model",
 ) -> JudgeResult:
-    """002 §4.1.2 fine-grained: score each criterion (likert path, ``options.template``), then average."""
+    """002 §4.1.2 fine-grained: score each criterion with ``method``, then average (the parts are kept).
+
+    The criteria of one output are asked together, so a provider sees their prompts side by side: with a
+    template that defines every criterion up front (``{{criteria}}``, filled here, e.g.
+    ``direct.likert.shared_criteria``) they differ only in the answer prefix, and a local model reuses
+    the rest of the prompt for every criterion after the first.
+    """
     shared_scale(criteria)
-    results = await asyncio.gather(*(likert.score(provider, item, c, options, method) for c in criteria))
+    if options.template is not None and "criteria" in options.template.variables:
+        options = options.model_copy(update={"template": bind(options.template, criteria=format_criteria(criteria, guideline))})
+    scorer = scorer_for(method)
+    results = await asyncio.gather(*(scorer(provider, item, c, options, method) for c in criteria))
     return combine({c.name: r for c, r in zip(criteria, results)}, method, item)
 
 
@@ -128,8 +142,7 @@ def combine(parts: dict[str, JudgeResult], method: str, item: JudgeItem) -> Judg
 
 def format_criteria(criteria: Sequence[Criterion], guideline: Guideline) -> str:
     """The ``{{criteria}}`` block: one "Name: definition" (HG) or "Name - definition" (MG) line each."""
-    sep = _CRITERIA_SEPARATOR[guideline]
-    return "\n".join(f"{c.name.capitalize()}{sep}{c.description or c.name}" for c in criteria)
+    return criteria_block(criteria, _CRITERIA_SEPARATOR[guideline])
 
 
 async def score_coarse_grained(

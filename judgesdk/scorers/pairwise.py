@@ -78,6 +78,7 @@ Winner = Literal["a", "b", "tie"]
 PROTOCOLS: tuple[str, ...] = ("pairwise", "h2h")
 STRATEGIES: tuple[str, ...] = ("full", "random", "no-repeat", "symmetric", "bradley-terry", "sort")
 SELECTIONS: tuple[str, ...] = ("full", "random", "no-repeat", "symmetric", "active")
+_FIXED_SELECTIONS = tuple(s for s in SELECTIONS if s != "active")  # chosen up front by select_pairs
 _ACTIVE_ROUND = 4  # pairs chosen per round of active selection (judged concurrently, then one refit)
 PAIRWISE_SCALE = Scale(labels=("A", "B"), values=(1.0, 0.0))
 H2H_SCALE = Scale(labels=("A", "B", "C"), values=(1.0, 0.0, 0.5))
@@ -361,8 +362,10 @@ def select_pairs(n: int, strategy: Selection, budget: int | None = None, *, seed
                 "random, no-repeat or symmetric for a budget of R comparisons"
             )
         return ordered
-    if strategy not in ("random", "no-repeat", "symmetric"):
-        raise InputError(f"unknown selection {strategy!r}; choose full, random, no-repeat or symmetric")
+    if strategy == "active":
+        raise InputError("selection 'active' chooses pairs as the fit goes: use rank(strategy='bradley-terry', selection='active')")
+    if strategy not in _FIXED_SELECTIONS:
+        raise InputError(f"unknown selection {strategy!r}; choose one of {', '.join(_FIXED_SELECTIONS)}")
     rng = random.Random(seed)
     unordered = [(i, j) for i, j in ordered if i < j]
     if strategy == "random":
