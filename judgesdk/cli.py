@@ -171,12 +171,13 @@ def run_score(args: argparse.Namespace) -> int:
                 advance()
 
             judge.score_many([item for item, _ in todo], criterion=criterion, on_result=on_result)
+        work = _model_work(judge)
     finally:
         if sink is not None:
             sink.close()
         judge.close()
     if not args.quiet:
-        _summary(results, skipped=len(items) - len(todo))
+        _summary(results, skipped=len(items) - len(todo), work=work)
     return EXIT_OK if all(r.score is not None for r in results) else EXIT_INCOMPLETE
 
 
@@ -207,7 +208,24 @@ def _console():
     return Console(stderr=True)
 
 
-def _summary(results: list[JudgeResult], skipped: int) -> None:
+def _model_work(judge: Any) -> list[tuple[str, str]]:
+    """Summary rows for what an in-process model evaluated (its prefix counters), if one was used."""
+    from judgesdk.provider import unwrap
+
+    rows: list[tuple[str, str]] = []
+    for provider in judge.providers_in_use:
+        counters = getattr(unwrap(provider), "counters", None)
+        if counters is None or not counters.requests:
+            continue
+        rows.append(("model prompt tokens", f"{counters.prompt_tokens:,} in {counters.requests} requests"))
+        evaluated = f"{counters.tokens_evaluated:,} (reused {counters.tokens_reused:,} from the KV cache)"
+        if counters.unique_tokens:
+            evaluated += f"; {counters.tokens_evaluated / counters.unique_tokens:.2f} x the {counters.unique_tokens:,} unique"
+        rows.append(("model tokens evaluated", evaluated))
+    return rows
+
+
+def _summary(results: list[JudgeResult], skipped: int, work: Sequence[tuple[str, str]] = ()) -> None:
     from rich.table import Table
 
     scores = [r.score for r in results if r.score is not None]
@@ -221,6 +239,7 @@ def _summary(results: list[JudgeResult], skipped: int) -> None:
         ("methods", ", ".join(sorted({r.method for r in results}))),
         ("providers", ", ".join(sorted({f"{r.provider}/{r.model}" for r in results if r.provider}))),
         ("served from cache", str(sum(r.cached for r in results))),
+        *work,
     ]
     for name, value in rows:
         table.add_row(name, value)

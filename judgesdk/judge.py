@@ -234,6 +234,11 @@ class Judge:
             raise InputError(f"provider index {index} is outside the chain of {len(self._sources)}")
         return self._provider(index)
 
+    @property
+    def providers_in_use(self) -> list[Provider]:
+        """The chain's providers built so far (those a call has needed), as whole stacks; nothing is built."""
+        return [self._built[i] for i in sorted(self._built)]
+
     def _provider(self, index: int) -> Provider:
         if index not in self._built:
             source = self._sources[index]

@@ -46,15 +46,17 @@ def test_readme_command_scores_the_example_on_the_embedded_model(tmp_path, capsy
     monkeypatch.setenv("JUDGESDK_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.delenv("JUDGESDK_PROVIDER", raising=False)
     argv = ["score", str(EXAMPLES / "summaries.jsonl"), "--config", str(EXAMPLES / "local.toml"), "--criterion", "consistency"]
-    code, out, _ = run(argv, capsys)
+    code, out, err = run(argv, capsys)
     lines = [json.loads(line) for line in out.splitlines()]
     assert code == 0 and len(lines) == 6
     for line in lines:
         assert line["method"] == "geval/exact" and line["distribution"]["method"] == "exact"
         assert 0 < line["distribution"]["coverage"] <= 1 and line["score"] is not None
         assert line["doc_id"] and line["system_id"] and not line["cached"]
-    code, out, _ = run(argv, capsys)  # the second identical run: every answer from the cache
+    assert "model tokens evaluated" in err and "x the" in err and "unique" in err  # the run's reuse report
+    code, out, err = run(argv, capsys)  # the second identical run: every answer from the cache
     assert code == 0 and all(json.loads(line)["cached"] for line in out.splitlines())
+    assert "model tokens evaluated" not in err  # the model never ran
 
 
 @pytest.mark.integration

@@ -144,9 +144,14 @@ def test_judge_provider_index_is_checked():
     from judgesdk.errors import InputError
     from judgesdk.providers.scripted import ScriptedProvider
 
-    judge = Judge(ScriptedProvider(lambda r: "3"))
+    fallback_built = []
+    judge = Judge([ScriptedProvider(lambda r: "3"), lambda: fallback_built.append(1) or ScriptedProvider(lambda r: "4")])
+    assert judge.providers_in_use == []
+    judge.score("x", criterion="quality")
+    assert len(judge.providers_in_use) == 1 and not fallback_built  # the unused fallback was never built
     with pytest.raises(InputError, match="outside the chain"):
-        judge.provider(1)
+        judge.provider(2)
+    judge.close()
 
 
 class ScriptedLocal:
