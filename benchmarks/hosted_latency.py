@@ -5,8 +5,9 @@ client for the GIL) answers ``POST .../v1/chat/completions`` with a fixed score 
 sleeping L seconds; L is part of the URL (``/lat/<L>/v1``), so one server serves every configuration.
 
 1. **Wall vs ideal.** N = ``--rounds`` × C different items judged with ``geval`` (one logprobs request
-   each) through the full hosted stack (retry over rate limit, ``max_concurrency = C``, over the OpenAI
-   adapter; no cache), ``Judge(concurrency=C)``: wall time vs the ideal N·L/C (N a multiple of C, so
+   each) through the configured hosted stack (``Judge.from_config`` with ``[providers.rate_limit]
+   max_concurrency = C``: coalescing over retry over rate limit over the OpenAI adapter; no cache),
+   ``concurrency = C``: wall time vs the ideal N·L/C (N a multiple of C, so
    the ideal is reachable). Median of ``--repeats``.
    ``--clients`` sets how many adapter instances the rate limiter spreads requests over (0: one per 16
    in flight; see ``judgesdk.ratelimit.ProviderPool``). The same N requests are also sent from bare
@@ -97,14 +98,15 @@ def start_server() -> tuple[subprocess.Popen, str]:
 # -- the client ------------------------------------------------------------------------------------
 
 
-def hosted_stack(base_url: str, concurrency: int, clients: int | None = None):  # type: ignore[no-untyped-def]
-    """Retry over rate limit (``max_concurrency = C``, a pool of ``clients`` adapters) over the OpenAI adapter."""
-    from judgesdk.providers.openai import OpenAIProvider
-    from judgesdk.ratelimit import RateLimitConfig, build_limited
-    from judgesdk.retry import RetryingProvider
+def hosted_judge(base_url: str, concurrency: int, clients: int | None = None):  # type: ignore[no-untyped-def]
+    """A judge from config, as a user would build it: coalescing over retry over the rate limit
+    (``max_concurrency = C``, a pool of ``clients`` SDK clients) over the OpenAI adapter; no cache."""
+    from judgesdk.judge import Judge
 
-    config = RateLimitConfig(max_concurrency=concurrency, clients=clients)
-    return RetryingProvider(build_limited(lambda: OpenAIProvider("bench-model", base_url=base_url, api_key="loopback"), config))
+    os.environ.setdefault("JUDGESDK_BENCH_KEY", "loopback")
+    limits = {"max_concurrency": concurrency, **({"clients": clients} if clients else {})}
+    provider = {"kind": "openai", "model": "bench-model", "base_url": base_url, "api_key_env": "JUDGESDK_BENCH_KEY", "rate_limit": limits}
+    return Judge.from_config({"providers": [provider], "cache": {"enabled": False}, "concurrency": concurrency})
 
 
 def items(n: int, tag: str) -> list:  # type: ignore[type-arg]
@@ -114,12 +116,10 @@ def items(n: int, tag: str) -> list:  # type: ignore[type-arg]
 
 
 def wall_vs_ideal(origin: str, n: int, latency: float, concurrency: int, repeats: int, clients: int | None) -> dict[str, object]:
-    from judgesdk.judge import Judge
 
     walls = []
     for r in range(repeats):
-        # built by the judge (a factory), so the judge closes it on its own loop
-        judge = Judge(lambda: hosted_stack(f"{origin}/lat/{latency}/v1", concurrency, clients), concurrency=concurrency)
+        judge = hosted_judge(f"{origin}/lat/{latency}/v1", concurrency, clients)  # providers built on its own loop
         judge.score("warm-up", source="x", criterion="coherence")  # connection pool and imports, outside the timing
         started = time.perf_counter()
         results = judge.score_many(items(n, f"{concurrency}-{r}"), criterion="coherence")
@@ -170,13 +170,13 @@ def bare_vs_ideal(origin: str, n: int, latency: float, concurrency: int, repeats
 async def per_call(origin: str, calls: int) -> dict[str, object]:
     import openai
 
-    from judgesdk.judge import Judge
     from judgesdk.provider import GenerateRequest, Message
 
     base_url = f"{origin}/v1"
     bare = openai.AsyncOpenAI(base_url=base_url, api_key="loopback", max_retries=0)
-    stack = hosted_stack(base_url, 1)
-    judge = Judge(lambda: hosted_stack(base_url, 1))
+    stack_owner = hosted_judge(base_url, 1)
+    stack = stack_owner.provider(0)  # the whole configured stack, called directly
+    judge = hosted_judge(base_url, 1)
     body = {"model": "bench-model", "max_tokens": 8, "temperature": 0.0, "seed": 0, "logprobs": True, "top_logprobs": 5}
 
     async def bare_call(i: int) -> None:
@@ -196,7 +196,7 @@ async def per_call(origin: str, calls: int) -> dict[str, object]:
             if i >= 5:
                 timings[name].append(time.perf_counter() - started)
     await bare.close()
-    await stack.aclose()
+    await stack_owner.aclose()
     await judge.aclose()
     medians = {name: statistics.median(values) * 1000 for name, values in timings.items()}
     return {

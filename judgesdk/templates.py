@@ -117,4 +117,12 @@ def load_template(ref: str | Path) -> Template:
     index = _bundled_index()
     if str(ref) not in index:
         raise InputError(f"no template with id {ref!r}; bundled ids: {', '.join(sorted(index)) or '(none)'}")
-    return parse_template(index[str(ref)].read_bytes(), str(index[str(ref)]))
+    return _bundled_template(str(ref))
+
+
+@lru_cache(maxsize=None)
+def _bundled_template(template_id: str) -> Template:
+    """A bundled template, parsed once: package data does not change while the process runs, templates are
+    frozen, and scorers load their default template on every judgement (a TOML parse each time)."""
+    path = _bundled_index()[template_id]
+    return parse_template(path.read_bytes(), str(path))
