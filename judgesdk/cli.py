@@ -65,9 +65,11 @@ def _add_score(commands: Any) -> None:
     p = commands.add_parser("score", help="judge every line of a JSONL file")
     p.add_argument("input", type=Path, help="JSONL: one object per line with 'output' and optional 'source', 'reference', 'context', 'id'")
     p.add_argument("-o", "--output", type=Path, help="JSONL results (appended; items already there are skipped)")
-    p.add_argument("--criterion", default="overall quality", help="criterion name (default: overall quality)")
+    p.add_argument("--criterion", default="overall quality",
+                   help="criterion name (default: overall quality); with --preset, a comma list (several: fine-grained, 002)")
     p.add_argument("--definition", help="criterion definition shown to the judge")
     p.add_argument("--scale", default="1-5", help="Likert scale LOW-HIGH (default 1-5)")
+    p.add_argument("--preset", help="take the criteria (definitions, scales) from a dataset preset: summeval, topicalchat, hanna, newsroom")
     p.add_argument("--method", help="geval (002 Logprob, default), direct, sampling (002 Approximation), rts, mcq, likelihood, synthetic, fusion")
     p.add_argument("--quiet", action="store_true", help="no progress bar or table")
     _add_judge_flags(p, template_help="template id or TOML path (default: the method's own)")
@@ -151,7 +153,7 @@ def run_score(args: argparse.Namespace) -> int:
     from judgesdk.judge import Judge
 
     items = read_items(args.input)
-    criterion = Criterion(name=args.criterion, description=args.definition or args.criterion, scale=parse_scale(args.scale))
+    criterion = _score_criteria(args)
     done = done_ids(args.output)
     todo = [(item, extra) for item, extra in items if item.id not in done]
     judge = Judge.from_config(_config_mapping(args))
@@ -179,6 +181,22 @@ def run_score(args: argparse.Namespace) -> int:
     if not args.quiet:
         _summary(results, skipped=len(items) - len(todo), work=work)
     return EXIT_OK if all(r.score is not None for r in results) else EXIT_INCOMPLETE
+
+
+def _score_criteria(args: argparse.Namespace) -> Criterion | list[Criterion]:
+    """The criterion of ``score``: from the flags, or the preset's named criteria (all of them when
+    ``--criterion`` is left at its default); several are judged fine-grained, their mean with parts."""
+    if args.preset is None:
+        return Criterion(name=args.criterion, description=args.definition or args.criterion, scale=parse_scale(args.scale))
+    from judgesdk import presets
+
+    if args.definition:
+        raise InputError("--definition and --preset both define the criterion: use one")
+    if args.criterion == "overall quality":
+        return presets.criteria_for(args.preset)
+    names = [name.strip() for name in args.criterion.split(",") if name.strip()]
+    chosen = [presets.criterion(args.preset, name) for name in names]
+    return chosen[0] if len(chosen) == 1 else chosen
 
 
 class _progress:

@@ -141,3 +141,35 @@ def test_score_through_the_anthropic_provider_via_the_litellm_proxy(litellm_prox
         else:
             assert line["status"] == "unparsed" and line["score"] is None
     assert code == (0 if all(line["score"] is not None for line in lines) else 2)
+
+
+def test_score_several_preset_criteria_fine_grained_on_the_embedded_model(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("JUDGESDK_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("JUDGESDK_PROVIDER", raising=False)
+    out = tmp_path / "results.jsonl"
+    argv = ["score", str(EXAMPLES / "summaries.jsonl"), "--config", str(EXAMPLES / "local.toml"), "--preset", "summeval",
+            "--criterion", "coherence, fluency", "--template", "direct.likert.shared_criteria", "-o", str(out), "--quiet"]  # fmt: skip
+    code, _, _ = run(argv, capsys)
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert code == 0 and len(lines) == 6
+    for line in lines:
+        assert line["method"] == "geval/fine-grained" and line["criterion"] == "coherence+fluency"
+        parts = line["parts"]
+        assert set(parts) == {"coherence", "fluency"} and all(p["method"] == "geval/exact" for p in parts.values())
+        assert line["score"] == pytest.approx((parts["coherence"]["score"] + parts["fluency"]["score"]) / 2)
+
+
+@pytest.mark.parametrize(
+    "extra,message",
+    [
+        (["--criterion", "wit"], "unknown criterion 'wit'"),
+        (["--definition", "x"], "use one"),
+        (["--criterion", "understandability,engagingness"], "one scale"),
+    ],
+)
+def test_score_preset_criteria_errors_exit_3(tmp_path, capsys, extra, message):
+    path = tmp_path / "items.jsonl"
+    path.write_text('{"output": "fine", "source": "a source"}\n')
+    dataset = "topicalchat" if "engagingness" in " ".join(extra) else "summeval"
+    code, _, err = run(["score", str(path), "--provider", "local", "--preset", dataset, "--no-cache", *extra], capsys)
+    assert code == 3 and message in err
