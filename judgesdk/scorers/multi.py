@@ -109,8 +109,8 @@ async def score_fine_grained(
     the rest of the prompt for every criterion after the first.
     """
     shared_scale(criteria)
-    if options.template is not None and "criteria" in options.template.variables:
-        options = options.model_copy(update={"template": bind(options.template, criteria=format_criteria(criteria, guideline))})
+    if options.template is not None:
+        options = options.model_copy(update={"template": with_criteria(options.template, criteria, guideline)})
     scorer = scorer_for(method)
     results = await asyncio.gather(*(scorer(provider, item, c, options, method) for c in criteria))
     return combine({c.name: r for c, r in zip(criteria, results)}, method, item)
@@ -140,6 +140,13 @@ def combine(parts: dict[str, JudgeResult], method: str, item: JudgeItem) -> Judg
     )
 
 
+def with_criteria(template: Template, criteria: Sequence[Criterion], guideline: Guideline) -> Template:
+    """``template`` with its ``{{criteria}}`` block filled from ``criteria`` (unchanged when it has none)."""
+    if "criteria" not in template.variables:
+        return template
+    return bind(template, criteria=format_criteria(criteria, guideline))
+
+
 def format_criteria(criteria: Sequence[Criterion], guideline: Guideline) -> str:
     """The ``{{criteria}}`` block: one "Name: definition" (HG) or "Name - definition" (MG) line each."""
     return criteria_block(criteria, _CRITERIA_SEPARATOR[guideline])
@@ -159,9 +166,7 @@ async def score_coarse_grained(
     "overall" on the criteria's shared scale.
     """
     scale = shared_scale(criteria)
-    template = options.template_or(f"direct.{guideline}_guideline.coarse")
-    if "criteria" in template.variables:
-        template = bind(template, criteria=format_criteria(criteria, guideline))
+    template = with_criteria(options.template_or(f"direct.{guideline}_guideline.coarse"), criteria, guideline)
     overall = Criterion(name="overall", description=format_criteria(criteria, guideline), scale=scale)
     result = await likert.score(provider, item, overall, options.model_copy(update={"template": template}), method)
     note = f"coarse-grained over {', '.join(c.name for c in criteria)} (002 §4.1.2)"
