@@ -197,6 +197,7 @@ class _Server(ThreadingHTTPServer):
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server: _Server
+    _record: "RequestRecord | None" = None  # the request being handled (keep-alive: one at a time)
 
     def log_message(self, format, *args):  # noqa: A002 - silence the default stderr log
         pass
@@ -224,7 +225,7 @@ class _Handler(BaseHTTPRequestHandler):
         t0 = time.monotonic()
         body = self._read_body()
         fault = proxy._next_fault()
-        record = proxy._record(t0, self.command, self.path, fault.spec, body, self.headers)
+        record = self._record = proxy._record(t0, self.command, self.path, fault.spec, body, self.headers)
         status: int | None = None
         try:
             if fault.kind == "pass":
@@ -242,9 +243,17 @@ class _Handler(BaseHTTPRequestHandler):
             elif fault.kind == "reset":
                 self._reset()
         finally:
+            self._record = None
             proxy._finish(record, status, time.monotonic() - t0)
 
     do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = _handle
+
+    def send_response(self, code, message=None):
+        """Record the status *before* it goes out, so a client that has its answer never reads a
+        record whose status is still ``None`` (the handler's ``_finish`` comes after the write)."""
+        if self._record is not None:
+            self.server.proxy._sent(self._record, code)
+        super().send_response(code, message)
 
     def _send_error(self, fault: Fault) -> int:
         status = fault.status or 500
@@ -454,6 +463,10 @@ class FaultProxy:
             self._count += 1
             self._cond.notify_all()
             return record
+
+    def _sent(self, record: RequestRecord, status: int) -> None:
+        with self._cond:
+            record.status = status
 
     def _finish(self, record: RequestRecord, status, duration) -> None:
         with self._cond:
