@@ -55,5 +55,7 @@ def chat_usage(usage: Any) -> Usage:
         input_tokens=field(usage, "prompt_tokens", 0) or 0,
         output_tokens=field(usage, "completion_tokens", 0) or 0,
         cached_input_tokens=field(details, "cached_tokens", 0) or 0,
+        # LiteLLM reports Anthropic cache writes here (prompt_tokens already counts them); OpenAI reports none
+        cache_write_input_tokens=field(details, "cache_write_tokens", 0) or field(usage, "cache_creation_input_tokens", 0) or 0,
         calls=1,
     )

@@ -3,25 +3,18 @@
 The API returns no logprobs and one sample per call, so label distributions over it come from sampling
 (and say so); a trailing assistant message is a real prefill.
 
-**Prompt caching.** Judging sends the same instructions and source with many outputs. The adapter marks
-the shared leading part of a prompt with ``cache_control: {"type": "ephemeral"}`` so Anthropic bills it
-at the cache-read rate (0.1×) after the first write (1.25×). A template renders instructions, source and
-output into one user message, so the shared part is found, not declared: it is the longest common prefix
-with a recent prompt, cut back to the last line break (so that every output of one source gets the same
-boundary, whatever its first words), and only when it is at least ``prompt_cache_min_chars`` long
-(default 4096 characters, about the 1024 tokens below which Anthropic does not cache). The message
-holding the boundary is split into two text blocks: the shared part, marked, and the rest, which holds
-the judged output. The first prompt of a new source finds no partner and is sent unmarked; the second
-writes the cache; the rest read it. ``prompt_cache=False`` turns this off.
+**Prompt caching.** The shared leading part of judging prompts (instructions, source) is marked for
+Anthropic's prompt cache (``providers/_prompt_cache.py`` says how it is found); ``prompt_cache=False`` turns
+this off.
 """
 
 from __future__ import annotations
 
 import os
 import time
-from collections import deque
 from typing import Any
 
+from judgesdk.providers._prompt_cache import PromptCachePlanner, cache_marked
 from judgesdk.providers._sdk import classify
 
 from judgesdk.errors import AuthError, CapabilityError, PermanentError
@@ -47,39 +40,6 @@ def sampling_body(request: GenerateRequest) -> dict[str, float]:
     if request.top_p is not None:
         body["top_p"] = request.top_p
     return body
-
-
-class PromptCachePlanner:
-    """Where the shared leading part of a prompt ends, learned from recent prompts (see the module docstring)."""
-
-    def __init__(self, min_chars: int = 4096, memory: int = 64) -> None:
-        self.min_chars = min_chars
-        self._recent: deque[str] = deque(maxlen=memory)
-
-    def boundary(self, segments: list[str]) -> tuple[int, int] | None:
-        """(segment index, character offset) where the cached prefix ends, or None to mark nothing.
-
-        ``segments`` are the prompt's text blocks in order (system first, when there is one)."""
-        flat = "\x00".join(segments)
-        shared = max((len(os.path.commonprefix([flat, seen])) for seen in self._recent), default=0)
-        self._recent.append(flat)
-        cut = flat.rfind("\n", 0, shared) + 1  # after the last complete line both prompts share
-        if cut < self.min_chars:
-            return None
-        start = 0
-        for index, segment in enumerate(segments):
-            if cut <= start + len(segment) + 1:
-                return index, min(cut - start, len(segment))
-            start += len(segment) + 1
-        return None  # pragma: no cover - cut never passes the end
-
-
-def _blocks(text: str, cut: int | None) -> list[dict[str, Any]]:
-    """One text block, or two with the first ``cut`` characters marked for caching."""
-    if cut is None:
-        return [{"type": "text", "text": text}]
-    marked = {"type": "text", "text": text[:cut], "cache_control": {"type": "ephemeral"}}
-    return [marked] + ([{"type": "text", "text": text[cut:]}] if text[cut:] else [])
 
 
 class AnthropicProvider:
@@ -145,20 +105,10 @@ class AnthropicProvider:
 
     def _content(self, system: str, turns: list[Message]) -> dict[str, Any]:
         """``system`` and ``messages``, plain strings unless a shared prefix is marked for caching."""
-        segments = ([system] if system else []) + [m.content for m in turns]
-        mark = self.cache_planner.boundary(segments) if self.cache_planner is not None else None
-        if mark is None:
-            content: dict[str, Any] = {"messages": [{"role": m.role, "content": m.content} for m in turns]}
-            return {**content, "system": system} if system else content
-        index, cut = mark
-        offset = 1 if system else 0
-        messages = [
-            {"role": m.role, "content": _blocks(m.content, cut if i + offset == index else None) if i + offset <= index else m.content}
-            for i, m in enumerate(turns)
-        ]
-        if not system:
-            return {"messages": messages}
-        return {"messages": messages, "system": _blocks(system, cut) if index == 0 else system}
+        head = [system] if system else []
+        sent = cache_marked(head + [m.content for m in turns], self.cache_planner)
+        content: dict[str, Any] = {"messages": [{"role": m.role, "content": c} for m, c in zip(turns, sent[len(head) :])]}
+        return {**content, "system": sent[0]} if system else content
 
     def response_from(self, raws: list[Any], request: GenerateRequest) -> GenerateResponse:
         """One response from the Messages API results of one request's samples (live or from a batch)."""

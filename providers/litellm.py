@@ -3,6 +3,10 @@
 Logprobs are passed through where the backend returns them. LiteLLM's ``drop_params`` can silently remove
 ``logprobs`` for a backend that does not take it; this adapter asks LiteLLM up front which parameters the
 backend supports, and checks every response, so a missing distribution is recorded, never hidden.
+
+For Claude backends the shared leading part of judging prompts is marked for Anthropic's prompt cache,
+as the Anthropic adapter does (``providers/_prompt_cache.py``); LiteLLM carries the ``cache_control`` blocks
+through, and the usage's cache reads and writes are reported (``prompt_cache=False`` turns this off).
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ import os
 import time
 from typing import Any
 
+from judgesdk.providers._prompt_cache import PromptCachePlanner, cache_marked
 from judgesdk.providers._sdk import chat_logprob_tokens, chat_usage, classify, field
 
 from judgesdk.errors import CapabilityError, PermanentError
@@ -41,6 +46,16 @@ def detect_capabilities(model: str) -> Capabilities:
     )
 
 
+def routes_to_claude(model: str) -> bool:
+    """Whether LiteLLM sends ``model`` to a Claude model (Anthropic's API, or Claude on Bedrock / Vertex AI),
+    the backends that take ``cache_control`` blocks."""
+    try:
+        backend = litellm.get_llm_provider(model)[1]
+    except Exception:  # unknown provider prefix: LiteLLM will say so on the first call
+        return False
+    return backend == "anthropic" or (backend in ("bedrock", "vertex_ai") and "claude" in model.lower())
+
+
 class LiteLLMProvider:
     kind = "litellm"
 
@@ -52,6 +67,8 @@ class LiteLLMProvider:
         api_key: str | None = None,
         timeout_s: float = 60.0,
         drop_params: bool = True,
+        prompt_cache: bool | None = None,
+        prompt_cache_min_chars: int = 4096,
         capabilities: Capabilities | None = None,
     ) -> None:
         if litellm is None:
@@ -63,6 +80,8 @@ class LiteLLMProvider:
         self._api_key = api_key
         self._timeout_s = timeout_s
         self._drop_params = drop_params
+        cache = routes_to_claude(model) if prompt_cache is None else prompt_cache
+        self.cache_planner = PromptCachePlanner(prompt_cache_min_chars) if cache else None
 
     async def generate(self, request: GenerateRequest) -> GenerateResponse:
         if request.labels is not None or request.continuation is not None:
@@ -99,7 +118,10 @@ class LiteLLMProvider:
         messages = fold_prefill(request.messages)
         params: dict[str, Any] = {
             "model": self.model,
-            "messages": [m.model_dump() for m in messages],
+            "messages": [
+                {"role": m.role, "content": c}
+                for m, c in zip(messages, cache_marked([m.content for m in messages], self.cache_planner))
+            ],
             "max_tokens": request.max_tokens,
             "temperature": request.temperature,
             "timeout": self._timeout_s,

@@ -260,3 +260,35 @@ async def test_anthropic_prompt_cache_off_or_short_prompts_send_plain_strings(se
     assert all(isinstance(b["messages"][0]["content"], str) for b in bodies)
     await off.aclose()
     await short.aclose()
+
+
+async def test_litellm_marks_the_shared_source_block_for_claude_and_reports_cache_writes(server):
+    """LiteLLM in front of the Messages wire format: the same marks reach /v1/messages, and the usage it
+    maps back keeps the cache writes (priced at 1.25x) apart from the reads."""
+    litellm_adapter = pytest.importorskip("judgesdk.providers.litellm")
+    provider = litellm_adapter.LiteLLMProvider("anthropic/claude-test", base_url=server.origin, api_key="test-key")
+    assert provider.cache_planner is not None and litellm_adapter.routes_to_claude("anthropic/claude-test")
+    outputs = ["The good summary.", "The fair summary.", "Another good summary."]
+    usages = [(await provider.generate(judging_prompt(o))).usage for o in outputs]
+    bodies = [r.body for r in server.seen("POST", "/v1/messages")]
+    assert len(bodies) == 3 and "cache_control" not in json.dumps(bodies[0])  # no partner yet
+    for body, output in zip(bodies[1:], outputs[1:]):
+        blocks = body["messages"][0]["content"]
+        marked = [b for b in blocks if b.get("cache_control")]
+        assert len(marked) == 1 and marked[0]["text"].endswith("<output>\n") and output not in marked[0]["text"]
+        assert "".join(b["text"] for b in blocks) == judging_prompt(output).messages[1].content
+    assert usages[1].cache_write_input_tokens > 0.9 * usages[1].input_tokens and usages[1].cached_input_tokens == 0
+    assert usages[2].cached_input_tokens > 0.9 * usages[2].input_tokens and usages[2].cache_write_input_tokens == 0
+    for usage, output in zip(usages, outputs):
+        assert usage.input_tokens == sum(len(m.content.split()) for m in judging_prompt(output).messages)
+    await provider.aclose()
+
+
+def test_litellm_prompt_cache_only_for_claude_backends_unless_asked():
+    litellm_adapter = pytest.importorskip("judgesdk.providers.litellm")
+    assert litellm_adapter.LiteLLMProvider("hosted_vllm/gemma", base_url="http://127.0.0.1:9/v1").cache_planner is None
+    assert litellm_adapter.LiteLLMProvider("anthropic/claude-test", prompt_cache=False).cache_planner is None
+    forced = litellm_adapter.LiteLLMProvider("hosted_vllm/gemma", base_url="http://127.0.0.1:9/v1", prompt_cache=True)
+    assert forced.cache_planner is not None
+    assert litellm_adapter.routes_to_claude("bedrock/anthropic.claude-3-haiku-20240307-v1:0")
+    assert not litellm_adapter.routes_to_claude("openai/gpt-4o-mini")
