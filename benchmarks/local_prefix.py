@@ -26,7 +26,8 @@ Prints one JSON object (wall times, token counters, ratios, the load average bef
   beside ``--contend`` busy-looping processes (what other work on the same cores looks like);
 * saving prefixes: ``llama_state_seq_get_data``/``set_data`` of sequence 0 vs ``Llama.save_state``/
   ``load_state`` vs a sequence copy in a unified KV cache, and what stored copies cost later decodes;
-* parallel sequences: K outputs of one source in one decode vs one decode each.
+* parallel sequences: K outputs of one source in one decode vs one decode each, and the same for K
+  criteria's ~10-token answer prefixes after one output's shared-criteria prompt.
 """
 
 from __future__ import annotations
@@ -251,11 +252,30 @@ def probe_states(records: list[HumanRecord]) -> dict[str, object]:
 
 
 def probe_parallel(records: list[HumanRecord], sizes: tuple[int, ...] = (2, 4)) -> dict[str, object]:
+    """k outputs (~90 tokens each) after one source: k decodes in sequence 0 vs k parallel sequences in one."""
     llm = _llama(n_seq_max=max(sizes) + 1, kv_unified=True)
     prefix_text, outputs = _texts(records)
     prefix = llm.tokenize(prefix_text.encode(), add_bos=True, special=False)
     tails = [llm.tokenize(o.encode(), add_bos=False, special=False) for o in outputs]
-    _decode(llm, [(0, prefix, 0)])
+    return _sequential_vs_parallel(llm, prefix, tails, sizes)
+
+
+def probe_parallel_suffixes(records: list[HumanRecord], sizes: tuple[int, ...] = (2, 4)) -> dict[str, object]:
+    """The four-criteria workload's short decodes: after one output's shared-criteria prompt, each
+    criterion's answer prefix (~10 tokens) in its own decode vs all of them as parallel sequences."""
+    llm = _llama(n_seq_max=max(sizes) + 1, kv_unified=True)
+    prefix_text, outputs = _texts(records)
+    prefix = llm.tokenize((prefix_text + outputs[0].split("\n</output>")[0] + "\n</output>\n").encode(), add_bos=True, special=False)
+    names = ("coherence", "consistency", "fluency", "relevance")
+    tails = [llm.tokenize(f"Scores:\n- {name} (1-5): ".encode(), add_bos=False, special=False) for name in names]
+    return {"suffix_tokens": [len(t) for t in tails], **_sequential_vs_parallel(llm, prefix, tails, sizes)}
+
+
+def _sequential_vs_parallel(llm, prefix: list[int], tails: list[list[int]], sizes: tuple[int, ...]) -> dict[str, object]:  # type: ignore[no-untyped-def]
+    """Median ms of the first k ``tails`` after ``prefix``: one decode each in sequence 0, or one decode of k
+    sequences that share the prefix's cells (``kv_cache_seq_cp``), the copies removed afterwards."""
+    for start in range(0, len(prefix), llm.n_batch):
+        _decode(llm, [(0, prefix[start : start + llm.n_batch], start)])
     n = len(prefix)
 
     def sequential(k: int) -> None:
@@ -272,7 +292,7 @@ def probe_parallel(records: list[HumanRecord], sizes: tuple[int, ...] = (2, 4)) 
             llm._ctx.kv_cache_seq_rm(seq, 0, -1)
         llm._ctx.kv_cache_seq_rm(0, n, -1)
 
-    out: dict[str, object] = {}
+    out: dict[str, object] = {"prefix_tokens": n}
     for k in sizes:
         seq_ms, par_ms = _median_ms(lambda k=k: sequential(k)), _median_ms(lambda k=k: parallel(k))
         out[str(k)] = {"sequential_ms": seq_ms, "parallel_ms": par_ms, "speedup": round(seq_ms / par_ms, 2)}
@@ -286,6 +306,7 @@ def probes(records: list[HumanRecord], contend: int) -> dict[str, object]:
         "wait_policy": probe_wait_policy(contend),
         "states": probe_states(records),
         "parallel_sequences": probe_parallel(records),
+        "parallel_short_suffixes": probe_parallel_suffixes(records),
         "load_end": load(),
     }
 

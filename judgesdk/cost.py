@@ -65,6 +65,8 @@ class CostModel(BaseModel):
     usd_per_million_input: float = 0.0
     usd_per_million_output: float = 0.0
     usd_per_million_cached_input: float | None = None  # default: the input price
+    # prompt-cache writes; default: the input price, x1.25 for kind "anthropic" (set it for Claude behind LiteLLM)
+    usd_per_million_cache_write: float | None = None
 
 
 # Anthropic's prompt-cache multipliers of the input price (5-minute TTL), for a price source that gives none
@@ -118,15 +120,16 @@ def price_for(kind: str, model: str, prices: CostModel | None = None) -> tuple[P
     ``cache_read_input_token_cost``; where the map gives none, an Anthropic model gets Anthropic's
     multipliers of the input price (writes 1.25x, reads 0.1x) and any other model the input price. With
     configured ``prices``, reads cost ``usd_per_million_cached_input`` (default: the input price) and
-    writes the input price, times 1.25 for ``kind="anthropic"``.
+    writes ``usd_per_million_cache_write`` (default: the input price, times 1.25 for ``kind="anthropic"``).
     """
     if prices is not None:
         per_token = 1e-6
         cached = None if prices.usd_per_million_cached_input is None else prices.usd_per_million_cached_input * per_token
+        written = prices.usd_per_million_cache_write
         price = Price(
             input=prices.usd_per_million_input * per_token, output=prices.usd_per_million_output * per_token,
-            cached_input=cached, cache_write_input=_anthropic_write(kind, prices.usd_per_million_input * per_token),
-            source="configured prices",
+            cached_input=cached, source="configured prices",
+            cache_write_input=_anthropic_write(kind, prices.usd_per_million_input * per_token) if written is None else written * per_token,
         )  # fmt: skip
         return price, price.source
     if kind in LOCAL_KINDS:

@@ -87,6 +87,14 @@ def test_configured_prices_charge_anthropic_cache_writes_at_one_and_a_quarter_in
     assert report.usd == pytest.approx(claude.cost(usage)) and report.billed.cache_write_input_tokens == 400
 
 
+def test_configured_cache_write_price_wins_for_any_kind():
+    prices = CostModel(usd_per_million_input=4.0, usd_per_million_output=20.0, usd_per_million_cache_write=6.0)
+    usage = Usage(input_tokens=1000, cache_write_input_tokens=400)
+    for kind, model in [("litellm", "anthropic/claude-anything"), ("anthropic", "claude-anything")]:
+        price, _ = price_for(kind, model, prices)
+        assert price.cost(usage) == pytest.approx((600 * 4.0 + 400 * 6.0) / 1e6)
+
+
 def test_usage_adds_cache_writes_and_old_records_default_to_none_written():
     total = Usage(input_tokens=10, cache_write_input_tokens=4) + Usage(input_tokens=5, cache_write_input_tokens=1)
     assert total.cache_write_input_tokens == 5
