@@ -7,7 +7,9 @@ with ``geval`` (exact label probabilities) by the embedded model, three ways:
 * ``raw``: llama-cpp-python's own ``Llama.eval`` of the first item's full prompt on a fresh context
   (no judgesdk), the machine's prompt-evaluation rate, median of ``--repeats``;
 * ``reuse_on``: the provider with prefix reuse (document order, as ``judgesdk bench`` judges);
-* ``reuse_off``: the same items with ``prefix_reuse=False`` (every prompt evaluated from scratch).
+* ``reuse_off``: the same items with ``prefix_reuse=False`` (every prompt evaluated from scratch);
+* ``reuse_on_one_at_a_time`` (``--compare-parallel``): reuse on with ``parallel_suffixes=1``, so label
+  requests that differ only in a short suffix are not decoded together.
 
 Then ``interleaved``: two documents' summaries alternating (A1 B1 A2 B2 ...), one request at a time,
 with the saved-state LRU (``prefix_states=4``) and without it (``prefix_states=0``, the live KV only).
@@ -319,6 +321,9 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--concurrency", type=int, default=4)
     parser.add_argument("--skip-off", action="store_true", help="skip the (slow) reuse-off phase")
+    parser.add_argument(
+        "--compare-parallel", action="store_true", help="also judge with parallel_suffixes=1 (one request per decode)"
+    )
     parser.add_argument("--skip-interleaved", action="store_true")
     parser.add_argument("--n-gpu-layers", type=int, default=None, help="layers offloaded (default: all where llama.cpp has GPU offload)")
     parser.add_argument("--probes", action="store_true", help="measure the llama.cpp mechanisms instead (see above)")
@@ -345,6 +350,9 @@ def main() -> None:
     report["n_gpu_layers"] = layers
     report["raw"] = raw_rate(first_prompt(items[0], crits, args.template), args.repeats, layers)
     report["reuse_on"] = judged(items, crits, args.concurrency, args.template, n_gpu_layers=layers)
+    if args.compare_parallel:
+        report["reuse_on_one_at_a_time"] = judged(items, crits, args.concurrency, args.template, parallel_suffixes=1, n_gpu_layers=layers)
+        report["one_at_a_time_over_parallel_wall"] = round(report["reuse_on_one_at_a_time"]["wall_s"] / report["reuse_on"]["wall_s"], 3)  # type: ignore[index]
     if not args.skip_off:
         report["reuse_off"] = judged(items, crits, args.concurrency, args.template, prefix_reuse=False, n_gpu_layers=layers)
         on_s, off_s = report["reuse_on"]["scores"], report["reuse_off"]["scores"]  # type: ignore[index]
@@ -356,7 +364,7 @@ def main() -> None:
         mixed = items_of(interleave(records))
         report["interleaved_lru"] = judged(mixed, crits, 1, args.template, n_gpu_layers=layers)
         report["interleaved_no_lru"] = judged(mixed, crits, 1, args.template, prefix_states=0, n_gpu_layers=layers)
-    for phase in ("reuse_on", "reuse_off", "interleaved_lru", "interleaved_no_lru"):
+    for phase in ("reuse_on", "reuse_on_one_at_a_time", "reuse_off", "interleaved_lru", "interleaved_no_lru"):
         if phase in report:
             report[phase].pop("scores")  # type: ignore[union-attr]
     report["load_end"] = load()

@@ -33,10 +33,16 @@ Measured on this project's 2-core CPU machine with ``benchmarks/local_prefix.py 
   takes 0.09 ms, but every later decode attends over the stored cells too: a 93-token output decoded in
   240 ms alone and in 266/322/315 ms with 1/2/3 other ~450-token prefixes stored, and stored copies use
   up the context. The LRU therefore keeps sequence states in host memory.
-* **Parallel sequences.** 2 and 4 outputs of one source decoded as parallel sequences in one batch
-  (unified KV, prefix shared by ``seq_cp``) vs one decode each: 1.04x and 0.98x. Batching only paid off
-  with spinning barriers under contention (it amortised the spinning), which the passive policy removes;
-  outputs are decoded one request at a time, with no request queue and no unified-KV context.
+* **Parallel sequences.** 2 and 4 outputs of one source (~90 tokens each) decoded as parallel
+  sequences in one batch (unified KV, prefix shared by ``seq_cp``) vs one decode each: 1.04x and 0.98x,
+  no gain. Short suffixes gain: after one output's shared-criteria prompt, 4 criteria's 11-token answer
+  prefixes took 145 ms as parallel sequences vs 231 ms one decode each (1.59x; 1.24x in another run),
+  because a decode's fixed cost is most of a short decode's cost. So label requests that arrive while
+  the worker is busy wait in a queue; the worker drains it whole and decodes each group that differs
+  only in its last ``PARALLEL_MAX_SUFFIX`` tokens (up to ``parallel_suffixes``) as parallel sequences
+  over the shared prefix in sequence 0, which it leaves holding exactly that prefix (the context has
+  ``parallel_suffixes + 1`` sequences over one unified KV buffer). Everything else runs one request at
+  a time.
 """
 
 from __future__ import annotations
@@ -45,6 +51,7 @@ import asyncio
 import ctypes
 import os
 import tempfile
+import threading
 import time
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
@@ -144,6 +151,7 @@ class PrefixCounters(BaseModel):
     tokens_reused: int = 0
     tokens_restored: int = 0
     decodes: int = 0
+    batched_requests: int = 0  # label requests answered from a parallel-sequence decode (see parallel_suffixes)
     state_saves: int = 0
     state_restores: int = 0
     unique_tokens: int | None = None
@@ -225,13 +233,16 @@ class PrefixStates:
 class LlamaCppProvider:
     """In-process llama.cpp (see the module docstring). Reuse options: ``prefix_reuse=False`` evaluates
     every prompt from scratch (to measure what reuse saves); ``prefix_states`` and ``prefix_state_mb``
-    bound the saved-state LRU (0 states: the live KV cache only); ``track_unique_tokens`` makes
+    bound the saved-state LRU (0 states: the live KV cache only); ``parallel_suffixes`` is how many label
+    requests that differ only in a short suffix (e.g. an output's criteria with a shared-criteria template)
+    are decoded together as parallel sequences (1: one request at a time); ``track_unique_tokens`` makes
     ``counters.unique_tokens`` count distinct token prefixes (benchmarks; it keeps a trie in memory)."""
 
     kind = "local"
 
     RESTORE_MIN_GAIN = 16  # restore a saved state only when it reuses at least this many more tokens
     SAVE_MIN_DISCARD = 32  # save the live state only when a switch would discard at least this many tokens
+    PARALLEL_MAX_SUFFIX = 48  # batch label requests only when each one's own part is at most this many tokens
 
     def __init__(
         self,
@@ -246,6 +257,7 @@ class LlamaCppProvider:
         prefix_reuse: bool = True,
         prefix_states: int = 4,
         prefix_state_mb: float = 512.0,
+        parallel_suffixes: int = 4,
         track_unique_tokens: bool = False,
         capabilities: Capabilities | None = None,
     ) -> None:
@@ -256,6 +268,8 @@ class LlamaCppProvider:
             raise PermanentError(f"no GGUF model file at {path}", provider=self.kind)
         if prefix_states < 0 or prefix_state_mb < 0:
             raise ConfigError(f"prefix_states ({prefix_states}) and prefix_state_mb ({prefix_state_mb}) must be >= 0")
+        if parallel_suffixes < 1:
+            raise ConfigError(f"parallel_suffixes must be >= 1 (1 decodes one request at a time), got {parallel_suffixes}")
         self.model = model_name or path.stem
         self.endpoint = str(path)
         self.capabilities = capabilities or DEFAULT_CAPABILITIES
@@ -274,6 +288,9 @@ class LlamaCppProvider:
         self.counters = PrefixCounters(unique_tokens=0 if track_unique_tokens else None)
         self._trie = TokenTrie() if track_unique_tokens else None
         self._states = PrefixStates(prefix_states if prefix_reuse else 0, int(prefix_state_mb * 2**20))
+        self.parallel_suffixes = parallel_suffixes if prefix_reuse else 1  # batching shares a prefix: it is reuse
+        self._pending: list[tuple[GenerateRequest, asyncio.Future[GenerateResponse]]] = []
+        self._pending_lock = threading.Lock()
         self._model: Any = None  # loaded on first use: a run served from the cache never loads it
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="judgesdk-llama")
         self._last_logits: np.ndarray | None = None  # logits after the last token in the KV cache, when known
@@ -287,8 +304,16 @@ class LlamaCppProvider:
         return cls(model_path, model_name=model_name if model_name != EMBEDDED_MODEL else None, capabilities=capabilities, **options)
 
     async def generate(self, request: GenerateRequest) -> GenerateResponse:
+        """Label requests wait in a queue the worker drains whole, so requests that arrive while it is busy
+        (an output's other criteria) can share one decode; everything else runs one at a time."""
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._worker, self._generate, request)
+        if self.parallel_suffixes < 2 or request.labels is None:
+            return await loop.run_in_executor(self._worker, self._generate, request)
+        answer: asyncio.Future[GenerateResponse] = loop.create_future()
+        with self._pending_lock:
+            self._pending.append((request, answer))
+        loop.run_in_executor(self._worker, self._drain)  # one drain per request; later ones find the queue empty
+        return await answer
 
     async def aclose(self) -> None:
         self._worker.shutdown(wait=True)
@@ -305,14 +330,17 @@ class LlamaCppProvider:
     @property
     def _llm(self) -> Any:
         if self._model is None:
-            self._model = llama_cpp.Llama(**self._settings)
+            llm = llama_cpp.Llama(**self._settings)
+            if self.parallel_suffixes > 1:
+                _allow_parallel_sequences(llm, self.parallel_suffixes + 1)
+            self._model = llm
         return self._model
 
     # -- everything below runs on the worker thread --------------------------------------------
 
-    def _generate(self, request: GenerateRequest) -> GenerateResponse:
+    def _generate(self, request: GenerateRequest, prompt: list[int] | None = None) -> GenerateResponse:
         started = time.perf_counter()
-        prompt = self._tokenize(as_text(request.messages), bos=True)
+        prompt = self._tokenize(as_text(request.messages), bos=True) if prompt is None else prompt
         reused = self._switch_to(prompt)
         response = GenerateResponse(provider=self.kind, model=self.model)
         if request.labels is not None:
@@ -321,6 +349,10 @@ class LlamaCppProvider:
             response.continuation_tokens = self._continuation_logprobs(prompt, request.continuation)
         else:
             response.choices = [self._complete(prompt, request, i) for i in range(request.n)]
+        return self._answered(response, prompt, reused, started)
+
+    def _answered(self, response: GenerateResponse, prompt: list[int], reused: int, started: float) -> GenerateResponse:
+        """``response`` with its usage and latency, counted."""
         response.usage = Usage(
             input_tokens=len(prompt),
             cached_input_tokens=reused,
@@ -354,6 +386,95 @@ class LlamaCppProvider:
                 f"the prompt needs {n} tokens but the local context holds {self._llm.n_ctx()}; raise n_ctx or shorten the source",
                 provider=self.kind,
             )
+
+    # -- label requests that share all but a short suffix: one decode of parallel sequences ---------
+
+    def _drain(self) -> None:
+        """Answer every queued label request: groups that share all but a short suffix in one decode each,
+        the rest one at a time. Each request gets its own response or its own error, on its own loop."""
+        with self._pending_lock:
+            pending, self._pending = self._pending, []
+        queued = []
+        for request, answer in pending:
+            try:
+                queued.append((request, answer, self._tokenize(as_text(request.messages), bos=True)))
+            except Exception as exc:  # e.g. the model failed to load: the caller must hear it, not wait forever
+                answer.get_loop().call_soon_threadsafe(_settle, answer, None, exc)
+        for group in self._suffix_groups(queued):
+            outcomes: list[tuple[GenerateResponse | None, BaseException | None]]
+            try:
+                outcomes = [(response, None) for response in self._generate_group([(r, p) for r, _, p in group])]
+            except Exception:  # a failed batch is retried request by request, so each gets its own answer
+                outcomes = [self._outcome(r, p) for r, _, p in group]
+            for (_, answer, _), outcome in zip(group, outcomes):
+                answer.get_loop().call_soon_threadsafe(_settle, answer, *outcome)
+
+    def _outcome(self, request: GenerateRequest, prompt: list[int]) -> tuple[GenerateResponse | None, BaseException | None]:
+        try:
+            return self._generate(request, prompt), None
+        except Exception as exc:
+            return None, exc
+
+    def _suffix_groups(self, queued: list[tuple]) -> list[list[tuple]]:
+        """Consecutive requests with the same labels whose prompts differ only in their last
+        ``PARALLEL_MAX_SUFFIX`` tokens, at most ``parallel_suffixes`` per group."""
+        groups: list[list[tuple]] = []
+        for entry in queued:
+            group = groups[-1] if groups else None
+            if group is not None and len(group) < self.parallel_suffixes and group[0][0].labels == entry[0].labels:
+                prompts = [p for _, _, p in group] + [entry[2]]
+                shared = min(common_prefix(prompts[0], p) for p in prompts[1:])
+                if max(len(p) for p in prompts) - shared <= self.PARALLEL_MAX_SUFFIX:
+                    group.append(entry)
+                    continue
+            groups.append([entry])
+        return groups
+
+    def _generate_group(self, group: list[tuple[GenerateRequest, list[int]]]) -> list[GenerateResponse]:
+        """Responses for requests whose prompts share a prefix: the prefix in sequence 0, then every
+        request's own tokens and label path as a parallel sequence over it, all in one decode."""
+        labels = group[0][0].labels
+        encoded = self._encoded_labels(labels)
+        paths = _maximal_paths([tuple(t[:-1]) for t in encoded.values()])
+        prompts = [p for _, p in group]
+        shared = min(common_prefix(prompts[0], p) for p in prompts[1:]) if len(group) > 1 else 0
+        tails = [p[shared:] + list(paths[0]) for p in prompts]
+        if len(group) == 1 or len(paths) > 1 or min(len(p) for p in prompts) == shared or sum(map(len, tails)) > self._llm.n_batch:
+            return [self._generate(r, p) for r, p in group]
+        started = time.perf_counter()
+        self._check_fits(shared + sum(map(len, tails)))
+        prefix = prompts[0][:shared]
+        reused = self._switch_to(prefix)
+        self._rewind(self._common_prefix(prefix))
+        if self._llm.n_tokens < shared:  # no rows: each tail's first row is its own
+            self._decode(prefix[self._llm.n_tokens :], logits_from=shared)
+        logits = self._decode_parallel(shared, tails, rows=len(paths[0]) + 1)
+        responses = []
+        for i, (prompt, rows) in enumerate(zip(prompts, np.split(logits, len(group)))):
+            self._needs(prompt + list(paths[0]))
+            row_of = {paths[0][:k]: _Row(row) for k, row in enumerate(rows)}
+            response = GenerateResponse(provider=self.kind, model=self.model, label_logprobs=_label_scores(encoded, row_of))
+            responses.append(self._answered(response, prompt, reused if i == 0 else shared, started))
+        self._count(batched_requests=len(group))
+        return responses
+
+    def _decode_parallel(self, shared: int, tails: list[list[int]], rows: int) -> np.ndarray:
+        """Decode each tail as sequence i+1 continuing sequence 0's first ``shared`` cells (shared, not
+        copied: a unified KV cache only tags them), logits for each tail's last ``rows`` tokens; the
+        sequences are removed afterwards, leaving sequence 0 as it was."""
+        llm = self._llm
+        sequences = range(1, len(tails) + 1)
+        for seq in sequences:
+            llm._ctx.kv_cache_seq_cp(0, seq, 0, shared)
+        n_out = self._fill_batch([(seq, tail, shared, len(tail) - rows) for seq, tail in zip(sequences, tails)])
+        try:
+            llm._ctx.decode(llm._batch)
+            logits = self._logit_rows(n_out)
+        finally:
+            for seq in sequences:
+                llm._ctx.kv_cache_seq_rm(seq, 0, -1)
+        self._count(tokens_evaluated=sum(map(len, tails)), decodes=1)
+        return logits
 
     # -- prefix reuse across requests ------------------------------------------------------------
 
@@ -411,30 +532,37 @@ class LlamaCppProvider:
         rows: list[np.ndarray] = []
         for start in range(0, len(tokens), llm.n_batch):
             chunk = tokens[start : start + llm.n_batch]
-            n_out = self._fill_batch(chunk, llm.n_tokens, logits_from - start)
+            n_out = self._fill_batch([(0, chunk, llm.n_tokens, logits_from - start)])
             llm._ctx.decode(llm._batch)
             llm.input_ids[llm.n_tokens : llm.n_tokens + len(chunk)] = chunk
             llm.n_tokens += len(chunk)
             if n_out:
-                out = np.ctypeslib.as_array(llm._ctx.get_logits(), shape=(n_out * llm.n_vocab(),))
-                rows.append(out.reshape(n_out, llm.n_vocab()).copy())
+                rows.append(self._logit_rows(n_out))
         self._count(tokens_evaluated=len(tokens), decodes=1)
         llm._requires_eval = True  # the context's logits are ours, not what llama-cpp-python's sampler expects
         logits = np.concatenate(rows) if rows else np.empty((0, llm.n_vocab()), dtype=np.float32)
         self._last_logits = logits[-1] if len(logits) and logits_from < len(tokens) else None
         return logits
 
-    def _fill_batch(self, chunk: list[int], n_past: int, logits_from: int) -> int:
-        """Write one chunk into llama-cpp-python's batch, with logits only where asked; returns how many."""
+    def _fill_batch(self, chunks: list[tuple[int, list[int], int, int]]) -> int:
+        """Write (sequence, tokens, position of the first, index of the first with logits) chunks into
+        llama-cpp-python's batch, logits only where asked; returns how many rows of logits it will give."""
         batch = self._llm._batch.batch
-        batch.n_tokens = len(chunk)
-        for i, token in enumerate(chunk):
-            batch.token[i] = token
-            batch.pos[i] = n_past + i
-            batch.seq_id[i][0] = 0
-            batch.n_seq_id[i] = 1
-            batch.logits[i] = i >= logits_from
-        return len(chunk) - max(0, min(logits_from, len(chunk)))
+        n = n_out = 0
+        for seq, tokens, first_pos, logits_from in chunks:
+            for i, token in enumerate(tokens):
+                batch.token[n], batch.pos[n], batch.seq_id[n][0], batch.n_seq_id[n] = token, first_pos + i, seq, 1
+                batch.logits[n] = i >= logits_from
+                n_out += i >= logits_from
+                n += 1
+        batch.n_tokens = n
+        return n_out
+
+    def _logit_rows(self, n_out: int) -> np.ndarray:
+        """A copy of the last decode's ``n_out`` rows of logits (llama.cpp reuses the buffer)."""
+        llm = self._llm
+        out = np.ctypeslib.as_array(llm._ctx.get_logits(), shape=(n_out * llm.n_vocab(),))
+        return out.reshape(n_out, llm.n_vocab()).copy()
 
     def _rewind(self, n: int) -> None:
         if self._llm.n_tokens != n:
@@ -464,8 +592,7 @@ class LlamaCppProvider:
 
     def _label_logprobs(self, prompt: list[int], labels: tuple[str, ...]) -> dict[str, float]:
         """log P(label | prompt) for each label; labels sharing leading tokens share their evaluation."""
-        encoded = {label: self._tokenize(label, bos=False) for label in labels}
-        encoded = {label: tokens for label, tokens in encoded.items() if tokens}
+        encoded = self._encoded_labels(labels)
         rows: dict[tuple[int, ...], _Row] = {}
         for path in _maximal_paths([tuple(t[:-1]) for t in encoded.values()]):
             missing = next((k for k in range(len(path) + 1) if path[:k] not in rows), None)
@@ -474,10 +601,11 @@ class LlamaCppProvider:
             for k, logits in enumerate(self._rows(prompt + list(path), len(prompt) - 1 + missing), start=missing):
                 rows[path[:k]] = _Row(logits)
         self._finish_at(prompt, rows[()].logits)
-        result: dict[str, float] = {}
-        for label, tokens in encoded.items():
-            result[label] = sum(rows[tuple(tokens[:k])].logprob(tok) for k, tok in enumerate(tokens))
-        return result
+        return _label_scores(encoded, rows)
+
+    def _encoded_labels(self, labels: tuple[str, ...]) -> dict[str, list[int]]:
+        encoded = {label: self._tokenize(label, bos=False) for label in labels}
+        return {label: tokens for label, tokens in encoded.items() if tokens}
 
     def _continuation_logprobs(self, prompt: list[int], continuation: str) -> list[TokenLogprob]:
         tokens = self._tokenize(continuation, bos=False)
@@ -526,6 +654,33 @@ class _Row:
 
     def logprob(self, token: int) -> float:
         return float(self.logits[token]) - self._lse
+
+
+def _label_scores(encoded: dict[str, list[int]], rows: dict[tuple[int, ...], _Row]) -> dict[str, float]:
+    """log P(label) from the rows after each prefix of the labels' token paths."""
+    return {label: sum(rows[tuple(tokens[:k])].logprob(tok) for k, tok in enumerate(tokens)) for label, tokens in encoded.items()}
+
+
+def _settle(answer: asyncio.Future, response: GenerateResponse | None, error: BaseException | None) -> None:
+    """Deliver one queued request's outcome (on the event loop; a request cancelled meanwhile is skipped)."""
+    if answer.done():
+        return
+    if error is not None:
+        answer.set_exception(error)
+    else:
+        answer.set_result(response)
+
+
+def _allow_parallel_sequences(llm: Any, n_seq: int) -> None:
+    """Rebuild ``llm``'s context with ``n_seq`` sequences over one unified KV buffer, so sequences can share
+    a prefix's cells (llama-cpp-python's constructor does this only for embedding models). The new context
+    registers itself with the model, which frees it on close, like the one it replaces."""
+    from llama_cpp import _internals
+
+    llm.context_params.n_seq_max = n_seq
+    llm.context_params.kv_unified = True
+    llm._ctx.close()
+    llm._ctx = _internals.LlamaContext(model=llm._model, params=llm.context_params, verbose=llm.verbose)
 
 
 def _maximal_paths(paths: list[tuple[int, ...]]) -> list[tuple[int, ...]]:

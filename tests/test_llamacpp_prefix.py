@@ -73,6 +73,81 @@ async def test_reuse_off_evaluates_every_prompt_in_full(gguf_path):
     assert counters.decodes == len(responses)  # one decode per request: the label path rides with the prompt
 
 
+# -- parallel suffixes: label requests that differ only in a short tail share one decode --------------
+
+DIGITS = tuple(f" {i}" for i in range(1, 6))
+COUNTING = {"Counting up: 1 2 3 4": " 5", "Counting down: 5 4 3 2": " 1", "Counting up: 1 2": " 3"}
+
+
+def counting(tail: str) -> GenerateRequest:
+    text = "Numbers in order. " * 20 + tail
+    return GenerateRequest(messages=(Message(role="user", content=text),), labels=DIGITS, max_tokens=0)
+
+
+async def queued_together(p, requests: list[GenerateRequest]):
+    """Send ``requests`` while the worker is held, so they are queued together (deterministic grouping)."""
+    import asyncio
+    import threading
+
+    held = threading.Event()
+    blocker = p._worker.submit(held.wait)
+    tasks = [asyncio.ensure_future(p.generate(r)) for r in requests]
+    await asyncio.sleep(0.05)  # every task has queued its request
+    held.set()
+    blocker.result(timeout=10)
+    return await asyncio.gather(*tasks)
+
+
+@pytest.mark.integration
+async def test_parallel_suffixes_share_one_decode_and_keep_each_answer(gguf_path):
+    batched, single = provider(gguf_path), provider(gguf_path, parallel_suffixes=1)
+    await batched.generate(counting("Warm-up"))  # load the model, so the held worker is the only wait
+    await single.generate(counting("Warm-up"))
+    batched.reset_counters()
+    single.reset_counters()
+    together = await queued_together(batched, [counting(t) for t in COUNTING])
+    apart = await queued_together(single, [counting(t) for t in COUNTING])
+    for response, expected in zip(together, COUNTING.values()):  # each sequence got its own rows
+        assert max(response.label_logprobs, key=response.label_logprobs.get) == expected
+    for a, b in zip(together, apart):  # the same probabilities up to batch-split numerics (benchmarks/README.md)
+        # (log-probabilities near -10 move by up to ~0.6 nats between batch splits; probabilities by < 1e-3)
+        assert max(abs(np.exp(a.label_logprobs[d]) - np.exp(b.label_logprobs[d])) for d in DIGITS) < 0.01
+        assert a.usage == b.usage
+    counted, alone = batched.counters, single.counters
+    assert counted.batched_requests == 3 and alone.batched_requests == 0
+    # the shared part's tokens the warm-up did not leave in the cache ("Counting"), then all three tails
+    # in one decode; one at a time, three decodes
+    assert counted.decodes == 2 and alone.decodes == 3
+    assert counted.tokens_evaluated == alone.tokens_evaluated and counted.unique_tokens == alone.unique_tokens
+    # sequence 0 holds exactly the part the three share (what the second and third reused): a later
+    # request that shares no more than that reuses all of it
+    later = await batched.generate(counting("Counting sideways"))
+    assert later.usage.cached_input_tokens == together[1].usage.cached_input_tokens > together[0].usage.cached_input_tokens
+    await batched.aclose()
+    await single.aclose()
+
+
+@pytest.mark.integration
+async def test_queued_requests_hear_a_model_that_fails_to_load(tmp_path):
+    import asyncio
+
+    from judgesdk.providers.llamacpp import LlamaCppProvider
+
+    broken = tmp_path / "broken.gguf"
+    broken.write_bytes(b"not a gguf file" * 100)
+    p = LlamaCppProvider(broken)
+    results = await asyncio.wait_for(asyncio.gather(*(p.generate(counting(t)) for t in COUNTING), return_exceptions=True), 60)
+    assert all(isinstance(r, Exception) for r in results), results
+    await p.aclose()
+
+
+def test_parallel_suffixes_must_be_positive(gguf_path):
+    from judgesdk.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="parallel_suffixes"):
+        provider(gguf_path, parallel_suffixes=0)
+
+
 def state(tokens: list[int], size: int = 10) -> SavedState:
     return SavedState(tokens=np.array(tokens, dtype=np.intc), data=None, size=size)
 
