@@ -446,9 +446,9 @@ class LlamaCppProvider:
         prefix = prompts[0][:shared]
         reused = self._switch_to(prefix)
         self._rewind(self._common_prefix(prefix))
-        if self._llm.n_tokens < shared:  # no rows: each tail's first row is its own
-            self._decode(prefix[self._llm.n_tokens :], logits_from=shared)
-        logits = self._decode_parallel(shared, tails, rows=len(paths[0]) + 1)
+        if shared - self._llm.n_tokens + sum(map(len, tails)) > self._llm.n_batch:  # too long for one decode
+            self._decode(prefix[self._llm.n_tokens :], logits_from=shared)  # no rows: each tail's first is its own
+        logits = self._decode_parallel(prefix, tails, rows=len(paths[0]) + 1)
         responses = []
         for i, (prompt, rows) in enumerate(zip(prompts, np.split(logits, len(group)))):
             self._needs(prompt + list(paths[0]))
@@ -458,22 +458,29 @@ class LlamaCppProvider:
         self._count(batched_requests=len(group))
         return responses
 
-    def _decode_parallel(self, shared: int, tails: list[list[int]], rows: int) -> np.ndarray:
-        """Decode each tail as sequence i+1 continuing sequence 0's first ``shared`` cells (shared, not
-        copied: a unified KV cache only tags them), logits for each tail's last ``rows`` tokens; the
-        sequences are removed afterwards, leaving sequence 0 as it was."""
+    def _decode_parallel(self, prefix: list[int], tails: list[list[int]], rows: int) -> np.ndarray:
+        """One decode: the part of ``prefix`` not yet in the cache, in sequence 0 and visible to every tail,
+        and each tail as sequence i+1 after it, with logits for each tail's last ``rows`` tokens. The
+        tails' sequences share the prefix's cells (a unified KV cache only tags them) and are removed
+        afterwards, leaving sequence 0 holding exactly ``prefix``."""
         llm = self._llm
-        sequences = range(1, len(tails) + 1)
+        start, sequences = llm.n_tokens, tuple(range(1, len(tails) + 1))
+        llm._ctx.kv_cache_seq_rm(-1, start, -1)
         for seq in sequences:
-            llm._ctx.kv_cache_seq_cp(0, seq, 0, shared)
-        n_out = self._fill_batch([(seq, tail, shared, len(tail) - rows) for seq, tail in zip(sequences, tails)])
+            llm._ctx.kv_cache_seq_cp(0, seq, 0, start)
+        rest = ((0, *sequences), prefix[start:], start, len(prefix))  # no logits for the shared part
+        n_out = self._fill_batch([rest] + [((seq,), tail, len(prefix), len(tail) - rows) for seq, tail in zip(sequences, tails)])
         try:
             llm._ctx.decode(llm._batch)
             logits = self._logit_rows(n_out)
         finally:
             for seq in sequences:
                 llm._ctx.kv_cache_seq_rm(seq, 0, -1)
-        self._count(tokens_evaluated=sum(map(len, tails)), decodes=1)
+        llm.input_ids[start : len(prefix)] = prefix[start:]
+        llm.n_tokens = len(prefix)
+        llm._requires_eval = True
+        self._last_logits = None
+        self._count(tokens_evaluated=len(prefix) - start + sum(map(len, tails)), decodes=1)
         return logits
 
     # -- prefix reuse across requests ------------------------------------------------------------
@@ -532,7 +539,7 @@ class LlamaCppProvider:
         rows: list[np.ndarray] = []
         for start in range(0, len(tokens), llm.n_batch):
             chunk = tokens[start : start + llm.n_batch]
-            n_out = self._fill_batch([(0, chunk, llm.n_tokens, logits_from - start)])
+            n_out = self._fill_batch([((0,), chunk, llm.n_tokens, logits_from - start)])
             llm._ctx.decode(llm._batch)
             llm.input_ids[llm.n_tokens : llm.n_tokens + len(chunk)] = chunk
             llm.n_tokens += len(chunk)
@@ -544,14 +551,17 @@ class LlamaCppProvider:
         self._last_logits = logits[-1] if len(logits) and logits_from < len(tokens) else None
         return logits
 
-    def _fill_batch(self, chunks: list[tuple[int, list[int], int, int]]) -> int:
-        """Write (sequence, tokens, position of the first, index of the first with logits) chunks into
-        llama-cpp-python's batch, logits only where asked; returns how many rows of logits it will give."""
+    def _fill_batch(self, chunks: list[tuple[tuple[int, ...], list[int], int, int]]) -> int:
+        """Write (sequences, tokens, position of the first, index of the first with logits) chunks into
+        llama-cpp-python's batch, logits only where asked; returns how many rows of logits it will give.
+        A token of several sequences is visible to all of them (one cell, several tags)."""
         batch = self._llm._batch.batch
         n = n_out = 0
-        for seq, tokens, first_pos, logits_from in chunks:
+        for seqs, tokens, first_pos, logits_from in chunks:
             for i, token in enumerate(tokens):
-                batch.token[n], batch.pos[n], batch.seq_id[n][0], batch.n_seq_id[n] = token, first_pos + i, seq, 1
+                batch.token[n], batch.pos[n], batch.n_seq_id[n] = token, first_pos + i, len(seqs)
+                for j, seq in enumerate(seqs):
+                    batch.seq_id[n][j] = seq
                 batch.logits[n] = i >= logits_from
                 n_out += i >= logits_from
                 n += 1

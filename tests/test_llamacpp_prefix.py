@@ -101,8 +101,9 @@ async def queued_together(p, requests: list[GenerateRequest]):
 @pytest.mark.integration
 async def test_parallel_suffixes_share_one_decode_and_keep_each_answer(gguf_path):
     batched, single = provider(gguf_path), provider(gguf_path, parallel_suffixes=1)
-    await batched.generate(counting("Warm-up"))  # load the model, so the held worker is the only wait
-    await single.generate(counting("Warm-up"))
+    warm_up = GenerateRequest(messages=(Message(role="user", content="Hello"),), labels=DIGITS, max_tokens=0)
+    await batched.generate(warm_up)  # loads the model (so the held worker is the only wait); shares only BOS
+    await single.generate(warm_up)
     batched.reset_counters()
     single.reset_counters()
     together = await queued_together(batched, [counting(t) for t in COUNTING])
@@ -115,9 +116,9 @@ async def test_parallel_suffixes_share_one_decode_and_keep_each_answer(gguf_path
         assert a.usage == b.usage
     counted, alone = batched.counters, single.counters
     assert counted.batched_requests == 3 and alone.batched_requests == 0
-    # the shared part's tokens the warm-up did not leave in the cache ("Counting"), then all three tails
-    # in one decode; one at a time, three decodes
-    assert counted.decodes == 2 and alone.decodes == 3
+    # the whole shared part (tagged with every sequence) and all three tails in one decode; one at a
+    # time, three decodes
+    assert counted.decodes == 1 and alone.decodes == 3
     assert counted.tokens_evaluated == alone.tokens_evaluated and counted.unique_tokens == alone.unique_tokens
     # sequence 0 holds exactly the part the three share (what the second and third reused): a later
     # request that shares no more than that reuses all of it
