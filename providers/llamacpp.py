@@ -39,10 +39,11 @@ Measured on this project's 2-core CPU machine with ``benchmarks/local_prefix.py 
   prefixes took 145 ms as parallel sequences vs 231 ms one decode each (1.59x; 1.24x in another run),
   because a decode's fixed cost is most of a short decode's cost. So label requests that arrive while
   the worker is busy wait in a queue; the worker drains it whole and decodes each group that differs
-  only in its last ``PARALLEL_MAX_SUFFIX`` tokens (up to ``parallel_suffixes``) as parallel sequences
-  over the shared prefix in sequence 0, which it leaves holding exactly that prefix (the context has
-  ``parallel_suffixes + 1`` sequences over one unified KV buffer). Everything else runs one request at
-  a time.
+  only in its last ``PARALLEL_MAX_SUFFIX`` tokens (up to ``parallel_suffixes``) in one decode: the
+  shared prefix's uncached part in sequence 0, tagged with every request's sequence too, and each
+  request's own tokens and label path as its own sequence. Sequence 0 is left holding exactly the
+  shared prefix (the context has ``parallel_suffixes + 1`` sequences over one unified KV buffer).
+  Everything else runs one request at a time.
 """
 
 from __future__ import annotations
@@ -431,8 +432,9 @@ class LlamaCppProvider:
         return groups
 
     def _generate_group(self, group: list[tuple[GenerateRequest, list[int]]]) -> list[GenerateResponse]:
-        """Responses for requests whose prompts share a prefix: the prefix in sequence 0, then every
-        request's own tokens and label path as a parallel sequence over it, all in one decode."""
+        """Responses for requests whose prompts share a prefix: the prefix in sequence 0 and every
+        request's own tokens and label path as a parallel sequence over it, in one decode (two when the
+        prefix's uncached part and the tails do not fit one batch)."""
         labels = group[0][0].labels
         encoded = self._encoded_labels(labels)
         paths = _maximal_paths([tuple(t[:-1]) for t in encoded.values()])
