@@ -133,6 +133,11 @@ def common_prefix(a: np.ndarray | list[int], b: list[int]) -> int:
     return int(differ[0]) if differ.size else n
 
 
+def shared_prefix(prompts: list[list[int]]) -> int:
+    """Length of the longest prefix every one of ``prompts`` starts with (a lone prompt shares nothing)."""
+    return min(common_prefix(prompts[0], p) for p in prompts[1:]) if len(prompts) > 1 else 0
+
+
 # -- counters and the saved-state LRU -----------------------------------------------------------
 
 
@@ -424,8 +429,7 @@ class LlamaCppProvider:
             group = groups[-1] if groups else None
             if group is not None and len(group) < self.parallel_suffixes and group[0][0].labels == entry[0].labels:
                 prompts = [p for _, _, p in group] + [entry[2]]
-                shared = min(common_prefix(prompts[0], p) for p in prompts[1:])
-                if max(len(p) for p in prompts) - shared <= self.PARALLEL_MAX_SUFFIX:
+                if max(len(p) for p in prompts) - shared_prefix(prompts) <= self.PARALLEL_MAX_SUFFIX:
                     group.append(entry)
                     continue
             groups.append([entry])
@@ -439,7 +443,7 @@ class LlamaCppProvider:
         encoded = self._encoded_labels(labels)
         paths = _maximal_paths([tuple(t[:-1]) for t in encoded.values()])
         prompts = [p for _, p in group]
-        shared = min(common_prefix(prompts[0], p) for p in prompts[1:]) if len(group) > 1 else 0
+        shared = shared_prefix(prompts)
         tails = [p[shared:] + list(paths[0]) for p in prompts]
         if len(group) == 1 or len(paths) > 1 or min(len(p) for p in prompts) == shared or sum(map(len, tails)) > self._llm.n_batch:
             return [self._generate(r, p) for r, p in group]

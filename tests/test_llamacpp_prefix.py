@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from judgesdk.provider import GenerateRequest, Message
-from judgesdk.providers.llamacpp import PrefixStates, SavedState, common_prefix
+from judgesdk.providers.llamacpp import PrefixStates, SavedState, common_prefix, shared_prefix
 
 LABELS = ("1", " 1", "2", " 2", "3", " 3")
 
@@ -177,3 +177,4 @@ def test_common_prefix():
     assert common_prefix([1, 2, 3], [1, 2, 4]) == 2
     assert common_prefix(np.array([1, 2]), [1, 2, 3]) == 2
     assert common_prefix([], [1]) == 0
+    assert shared_prefix([[1, 2, 3, 4], [1, 2, 3], [1, 2, 5]]) == 2 and shared_prefix([[1, 2]]) == 0
