@@ -187,6 +187,11 @@ def _score_criteria(args: argparse.Namespace) -> Criterion | list[Criterion]:
     """The criterion of ``score``: from the flags, or the preset's named criteria (all of them when
     ``--criterion`` is left at its default); several are judged fine-grained, their mean with parts."""
     if args.preset is None:
+        if "," in args.criterion and not args.definition:
+            raise InputError(
+                f"--criterion {args.criterion!r} lists several criteria: add --preset DATASET to take their definitions "
+                "from a dataset preset, or judge one criterion with --definition"
+            )
         return Criterion(name=args.criterion, description=args.definition or args.criterion, scale=parse_scale(args.scale))
     from judgesdk import presets
 

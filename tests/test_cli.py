@@ -173,3 +173,10 @@ def test_score_preset_criteria_errors_exit_3(tmp_path, capsys, extra, message):
     dataset = "topicalchat" if "engagingness" in " ".join(extra) else "summeval"
     code, _, err = run(["score", str(path), "--provider", "local", "--preset", dataset, "--no-cache", *extra], capsys)
     assert code == 3 and message in err
+
+
+def test_score_several_criteria_without_a_preset_exit_3(tmp_path, capsys):
+    path = tmp_path / "items.jsonl"
+    path.write_text('{"output": "fine", "source": "a source"}\n')
+    code, _, err = run(["score", str(path), "--provider", "local", "--no-cache", "--criterion", "coherence,fluency"], capsys)
+    assert code == 3 and "add --preset DATASET" in err
