@@ -42,6 +42,7 @@ import statistics
 import time
 from collections.abc import Sequence
 
+from judgesdk import bench
 from judgesdk.judge import Judge
 from judgesdk.meta.datasets import HumanRecord, load_dataset
 from judgesdk.presets import criterion as preset
@@ -54,9 +55,8 @@ from judgesdk.types import Criterion, JudgeItem
 
 
 def subset(docs: int) -> list[HumanRecord]:
-    records = load_dataset("summeval")
-    keep = list(dict.fromkeys(r.doc_id for r in records))[:docs]
-    return [r for r in records if r.doc_id in keep]
+    """Every summary of the first ``docs`` SummEval documents (file order)."""
+    return bench.select(load_dataset("summeval"), docs=docs)
 
 
 def items_of(records: Sequence[HumanRecord]) -> list[JudgeItem]:

@@ -445,14 +445,15 @@ class LlamaCppProvider:
         prompts = [p for _, p in group]
         shared = shared_prefix(prompts)
         tails = [p[shared:] + list(paths[0]) for p in prompts]
-        if len(group) == 1 or len(paths) > 1 or min(len(p) for p in prompts) == shared or sum(map(len, tails)) > self._llm.n_batch:
+        tail_tokens = sum(map(len, tails))
+        if len(group) == 1 or len(paths) > 1 or min(len(p) for p in prompts) == shared or tail_tokens > self._llm.n_batch:
             return [self._generate(r, p) for r, p in group]
         started = time.perf_counter()
-        self._check_fits(shared + sum(map(len, tails)))
+        self._check_fits(shared + tail_tokens)
         prefix = prompts[0][:shared]
         reused = self._switch_to(prefix)
         self._rewind(self._common_prefix(prefix))
-        if shared - self._llm.n_tokens + sum(map(len, tails)) > self._llm.n_batch:  # too long for one decode
+        if shared - self._llm.n_tokens + tail_tokens > self._llm.n_batch:  # too long for one decode
             self._decode(prefix[self._llm.n_tokens :], logits_from=shared)  # no rows: each tail's first is its own
         logits = self._decode_parallel(prefix, tails, rows=len(paths[0]) + 1)
         responses = []
