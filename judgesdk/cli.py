@@ -70,7 +70,7 @@ def _add_score(commands: Any) -> None:
     p.add_argument("--definition", help="criterion definition shown to the judge")
     p.add_argument("--scale", default="1-5", help="Likert scale LOW-HIGH (default 1-5)")
     p.add_argument("--preset", help="take the criteria (definitions, scales) from a dataset preset: summeval, topicalchat, hanna, newsroom")
-    p.add_argument("--method", help="geval (002 Logprob, default), direct, sampling (002 Approximation), rts, mcq, likelihood, synthetic, fusion")
+    p.add_argument("--method", help="auto (default: fused on a fitted local model, else geval), fused, geval (002 Logprob), direct, sampling (002 Approximation), rts, mcq, likelihood, synthetic, fusion")
     p.add_argument("--quiet", action="store_true", help="no progress bar or table")
     _add_judge_flags(p, template_help="template id or TOML path (default: the method's own)")
     p.set_defaults(func=run_score)
@@ -98,6 +98,7 @@ def parse_scale(text: str) -> Scale:
 
 
 _TEXT_FIELDS = ("output", "source", "context", "reference", "id")
+_JSON_KINDS = {bool: "true/false", int: "a number", float: "a number", dict: "an object", list: "an array"}
 
 
 def read_items(path: Path) -> list[tuple[JudgeItem, dict[str, Any]]]:
@@ -107,11 +108,16 @@ def read_items(path: Path) -> list[tuple[JudgeItem, dict[str, Any]]]:
     for number, raw in read_objects(path, "input"):
         if "output" not in raw:
             raise InputError(f"{path}:{number}: each line must be an object with an 'output' field")
+        for name in _TEXT_FIELDS[:4]:  # the texts: a string ('output' required, the others optional)
+            value = raw.get(name)
+            if not isinstance(value, str) and (name == "output" or value is not None):
+                found = _JSON_KINDS.get(type(value), "null")
+                raise InputError(f"{path}:{number}: '{name}' must be a string (the text{' to judge' if name == 'output' else ''}), got {found}")
         raw["id"] = str(raw.get("id") or f"{raw.get('doc_id', '')}:{raw.get('system_id', '')}".strip(":") or number)
         try:
             item = JudgeItem(**{k: raw.get(k) for k in _TEXT_FIELDS})
         except InputError as exc:
-            raise InputError(f"{path}:{number}: {exc}") from exc
+            raise InputError(f"{path}:{number}: {exc}") from None
         items.append((item, {k: v for k, v in raw.items() if k not in _TEXT_FIELDS and k != "scores"}))
     return items
 
@@ -131,7 +137,13 @@ def _config_mapping(args: argparse.Namespace) -> dict[str, Any]:
         config["template"] = args.template
     if args.no_cache:
         config["cache"]["enabled"] = False
-    config["method_options"] = {**config.get("method_options", {}), **parse_options(args.option)}
+    options = parse_options(args.option)
+    if options:  # each --option is checked against what this command's method reads: a typo is an error
+        from judgesdk.method_options import check_method_options
+
+        command = getattr(args.func, "__name__", "").removeprefix("run_")
+        check_method_options(options, command if command in ("compare", "rank") else config["method"])
+    config["method_options"] = {**config.get("method_options", {}), **options}
     return config
 
 
@@ -154,10 +166,15 @@ def run_score(args: argparse.Namespace) -> int:
 
     items = read_items(args.input)
     criterion = _score_criteria(args)
-    done = done_ids(args.output)
+    _check_results_path(args.output)
+    done = _done_ids(args.output)
     todo = [(item, extra) for item, extra in items if item.id not in done]
     judge = Judge.from_config(_config_mapping(args))
-    sink = args.output.open("a", encoding="utf-8") if args.output else None
+    try:
+        sink = args.output.open("a", encoding="utf-8") if args.output else None
+    except OSError as exc:
+        judge.close()
+        raise InputError(f"-o {args.output}: cannot write the results file ({exc.strerror or exc})") from None
     results: list[JudgeResult] = []
     try:
         with _progress(len(todo), args.quiet) as advance:
@@ -181,6 +198,26 @@ def run_score(args: argparse.Namespace) -> int:
     if not args.quiet:
         _summary(results, skipped=len(items) - len(todo), work=work)
     return EXIT_OK if all(r.score is not None for r in results) else EXIT_INCOMPLETE
+
+
+def _check_results_path(path: Path | None) -> None:
+    """``-o`` names a results file that can be read back (to resume) and appended to."""
+    if path is None:
+        return
+    if path.is_dir():
+        raise InputError(f"-o {path} is a directory: give the path of a results file, e.g. -o {path / 'results.jsonl'}")
+    if not path.parent.is_dir():
+        raise InputError(f"-o {path}: folder {path.parent} does not exist; create it or choose another path")
+
+
+def _done_ids(path: Path | None) -> set[str]:
+    """Ids already in the results file ``-o`` (to resume), or a typed error when it cannot be read."""
+    try:
+        return done_ids(path)
+    except UnicodeDecodeError:
+        raise InputError(f"-o {path} is not a judgesdk results file (not UTF-8 text): choose another path") from None
+    except OSError as exc:
+        raise InputError(f"-o {path}: cannot read the results file ({exc.strerror or exc})") from None
 
 
 def _score_criteria(args: argparse.Namespace) -> Criterion | list[Criterion]:
@@ -248,6 +285,14 @@ def _model_work(judge: Any) -> list[tuple[str, str]]:
     return rows
 
 
+def _methods_line(results: list[JudgeResult]) -> str:
+    """The methods used, with a warning when scores of different methods (and so scales) are mixed."""
+    methods = sorted({r.method for r in results if r.score is not None})
+    families = {method_family(m) for m in methods}
+    line = ", ".join(methods) or "-"
+    return f"{line} (MIXED: scores on different scales)" if len(families) > 1 else line
+
+
 def _summary(results: list[JudgeResult], skipped: int, work: Sequence[tuple[str, str]] = ()) -> None:
     from rich.table import Table
 
@@ -259,7 +304,7 @@ def _summary(results: list[JudgeResult], skipped: int, work: Sequence[tuple[str,
         ("already done (skipped)", str(skipped)),
         *((f"status {status}", str(count)) for status, count in statuses.items() if count),
         ("mean score", f"{sum(scores) / len(scores):.3f}" if scores else "-"),
-        ("methods", ", ".join(sorted({r.method for r in results}))),
+        ("methods", _methods_line(results)),
         ("providers", ", ".join(sorted({f"{r.provider}/{r.model}" for r in results if r.provider}))),
         ("served from cache", str(sum(r.cached for r in results))),
         *work,
@@ -279,11 +324,16 @@ def _add_bench(commands: Any) -> None:
     p.add_argument("--docs", type=int, help="only the first N documents")
     p.add_argument("--systems", help="comma list of system ids (default: all)")
     p.add_argument("--criteria", help="comma list (default: every criterion of the dataset preset)")
-    p.add_argument("--method", default="geval", help="scoring method (default geval)")
+    p.add_argument("--method", default="auto", help="scoring method (default auto: fused where fitted, else geval)")
     p.add_argument("--config", type=Path, help="judge config (TOML/YAML)")
     p.add_argument("--out", type=Path, default=Path("bench-out"), help="predictions folder (default ./bench-out)")
     p.add_argument("--bootstrap", type=int, default=0, metavar="N", help="bootstrap CIs with N document resamples")
     p.add_argument("--json", action="store_true", help="print one JSON object per criterion")
+    p.add_argument(
+        "--text", choices=["natural", "published"], default="natural",
+        help="natural (default): untokenized, recased text as users write it (judgesdk.meta.natural; what the fused "
+        "judge was fitted on); published: the tokenized text the papers evaluated",
+    )  # fmt: skip
     p.set_defaults(func=run_bench)
 
 
@@ -292,11 +342,14 @@ def run_bench(args: argparse.Namespace) -> int:
     from judgesdk.judge import Judge
     from judgesdk.meta.cli import print_result
     from judgesdk.meta.datasets import load_dataset
+    from judgesdk.meta.natural import natural
     from judgesdk.presets import criteria_for, criterion
 
     records = bench.select(
         load_dataset(args.dataset, args.data_dir), docs=args.docs, systems=args.systems.split(",") if args.systems else None
     )
+    if args.text == "natural":
+        records = [natural(r) for r in records]
     wanted = [criterion(args.dataset, name) for name in args.criteria.split(",")] if args.criteria else criteria_for(args.dataset)
     with Judge.from_config(args.config) as judge:
         for crit in wanted:
@@ -325,9 +378,9 @@ def _add_comparison_flags(p: Any) -> None:
 
 def _add_compare(commands: Any) -> None:
     p = commands.add_parser("compare", help="which of two outputs is better, asked in both orders; prints JSON")
-    p.add_argument("--a", required=True, help="first output: the text, or the path of a file holding it")
-    p.add_argument("--b", required=True, help="second output: the text, or the path of a file holding it")
-    p.add_argument("--source", required=True, help="the source both outputs were written for: text or file path")
+    p.add_argument("--a", required=True, help="first output: the text, or the path of a file holding it (a value that looks like a file name, e.g. a.txt, must name an existing file)")
+    p.add_argument("--b", required=True, help="second output: the text, or the path of a file holding it (as --a)")
+    p.add_argument("--source", required=True, help="the source both outputs were written for: text or file path (as --a)")
     _add_comparison_flags(p)
     p.set_defaults(func=run_compare)
 
@@ -346,12 +399,42 @@ def _add_rank(commands: Any) -> None:
     p.set_defaults(func=run_rank)
 
 
-def _text_or_file(value: str) -> str:
-    path = Path(value)
+def _text_or_file(value: str, flag: str) -> str:
+    """The file ``value`` names, read as UTF-8; else ``value`` itself, unless it looks like a file path
+    (one word ending in a text file extension such as ``.txt``, starting with ``/``, ``./``, ``../``, ``~/``,
+    or naming a file in an existing folder): then the file is missing, and judging the path's own characters
+    would be a silent wrong answer."""
+    path = Path(value).expanduser()
     try:
-        return path.read_text(encoding="utf-8") if path.is_file() else value
-    except OSError:  # e.g. a text too long to be a file name
+        is_file = path.is_file()
+    except (OSError, ValueError):  # e.g. a text too long to be a file name, or one with a NUL
         return value
+    if is_file:
+        try:
+            return path.read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            raise InputError(f"{flag} {value}: the file is not UTF-8 text (byte {exc.start}); save it as UTF-8") from None
+        except OSError as exc:
+            raise InputError(f"{flag} {value}: cannot read the file ({exc.strerror or exc})") from None
+    if _looks_like_path(value):
+        what = "is a directory" if path.is_dir() else "no such file"
+        raise InputError(f"{flag} {value}: {what}; pass the path of an existing file, or the text itself")
+    return value
+
+
+_PATH_START = ("/", "./", "../", "~/")
+_TEXT_SUFFIXES = {".txt", ".text", ".md", ".rst", ".json", ".jsonl", ".html", ".htm", ".xml", ".csv", ".tsv", ".log", ".yaml", ".yml", ".toml"}
+
+
+def _looks_like_path(value: str) -> bool:
+    if not value or any(c.isspace() for c in value):
+        return False
+    path = Path(value).expanduser()
+    return (
+        value.startswith(_PATH_START)
+        or path.suffix.lower() in _TEXT_SUFFIXES
+        or ("/" in value.strip("/") and path.parent.is_dir())
+    )
 
 
 def _comparison_judge(args: argparse.Namespace) -> Any:
@@ -370,11 +453,10 @@ def _criterion_of(args: argparse.Namespace) -> Criterion:
 def run_compare(args: argparse.Namespace) -> int:
     from judgesdk.errors import ProviderError
 
+    a, b, source = _text_or_file(args.a, "--a"), _text_or_file(args.b, "--b"), _text_or_file(args.source, "--source")
     with _comparison_judge(args) as judge:
         try:
-            result = judge.compare(
-                _text_or_file(args.a), _text_or_file(args.b), source=_text_or_file(args.source), criterion=_criterion_of(args), protocol=args.protocol
-            )
+            result = judge.compare(a, b, source=source, criterion=_criterion_of(args), protocol=args.protocol)
         except ProviderError as exc:
             print(f"judgesdk: {exc}", file=sys.stderr)
             return EXIT_INCOMPLETE
@@ -386,7 +468,7 @@ def run_rank(args: argparse.Namespace) -> int:
     from judgesdk.errors import ProviderError
 
     items = [item for item, _ in read_items(args.input)]
-    source = _text_or_file(args.source) if args.source else _shared_source(items, args.input)
+    source = _text_or_file(args.source, "--source") if args.source else _shared_source(items, args.input)
     with _comparison_judge(args) as judge:
         try:
             result = judge.rank(

@@ -16,6 +16,7 @@ if ``ANTHROPIC_API_KEY`` is set, then the embedded local model. API keys are rea
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import os
 import sys
@@ -23,11 +24,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from judgesdk.cache import CachedProvider, open_cache
 from judgesdk.coalesce import CoalescingProvider
-from judgesdk.errors import ConfigError
+from judgesdk.errors import AuthError, ConfigError
 from judgesdk.estimation import EstimationSettings
 from judgesdk.provider import Capabilities, Provider
 from judgesdk.ratelimit import RateLimitConfig, build_limited
@@ -42,20 +43,39 @@ ProviderKind = Literal["openai", "anthropic", "litellm", "local", "scripted"]
 
 DEFAULT_MODELS = {"openai": "gpt-4o-mini", "anthropic": "claude-3-5-haiku-latest", "local": "gemma3-270m-q4_k_m"}
 DEFAULT_KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
+NO_KEY_IN_CONFIG = (
+    "API keys are never read from config files: put the key in an environment variable and name it with "
+    'api_key_env = "VARIABLE"'
+)
+_TOP_LEVEL = {"model", "base_url", "api", "timeout_s", "capabilities"}  # adapter arguments set as fields, never as options
 
 
 class ProviderConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", hide_input_in_errors=True)  # a misplaced key is never echoed
 
     kind: ProviderKind
     model: str | None = None
     base_url: str | None = None
     api_key_env: str | None = None  # name of the environment variable holding the key
     api: Literal["chat", "completions"] = "chat"  # openai only
-    timeout_s: float = 60.0
+    timeout_s: float = Field(default=60.0, gt=0)  # seconds per request
     capabilities: dict[str, Any] = Field(default_factory=dict)  # overrides of declared capabilities
     options: dict[str, Any] = Field(default_factory=dict)  # adapter-specific (local: model_path, n_gpu_layers...)
     rate_limit: RateLimitConfig | None = None  # in flight, RPM/TPM buckets, back-off on 429s; None: unlimited
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_key_in_config(cls, data: Any) -> Any:
+        """A key written in a config is refused, by name only: its value is never repeated in the error."""
+        if isinstance(data, Mapping):
+            options = data.get("options")
+            for where, mapping in (("api_key", data), ("options.api_key", options if isinstance(options, Mapping) else {})):
+                if "api_key" in mapping:
+                    raise ValueError(f"{where} is refused: {NO_KEY_IN_CONFIG}")
+            reserved = sorted(set(options or {}) & _TOP_LEVEL) if isinstance(options, Mapping) else []
+            if reserved:
+                raise ValueError(f"options.{reserved[0]} is refused: set {reserved[0]} directly under [[providers]], not in its options")
+        return data
 
 
 class CacheConfig(BaseModel):
@@ -68,17 +88,28 @@ class CacheConfig(BaseModel):
 
 
 class JudgeConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", hide_input_in_errors=True)
 
     providers: list[ProviderConfig] = Field(default_factory=list)
     template: str | None = None  # None: each method's own default template
-    method: str = "geval"
+    method: str = "auto"  # the fused judge where fitted (local model, summaries), else geval
     dataset: str | None = None  # selects dataset-specific prompt variants where a paper prints them
     method_options: dict[str, Any] = Field(default_factory=dict)  # per-method settings: rungs, k, normalization...
     concurrency: int = Field(default=4, ge=1)
     retry: RetryPolicy = Field(default_factory=RetryPolicy)
     cache: CacheConfig = Field(default_factory=CacheConfig)
     estimation: EstimationSettings = Field(default_factory=EstimationSettings)
+
+    @field_validator("method_options")
+    @classmethod
+    def _known_method_options(cls, value: dict[str, Any]) -> dict[str, Any]:
+        """Settings of several methods may share one config, but a key that no method reads is a typo."""
+        from judgesdk.method_options import problem
+
+        found = problem(value)
+        if found is not None:
+            raise ValueError(found)
+        return value
 
 
 def default_cache_dir() -> Path:
@@ -100,13 +131,37 @@ def load_config(source: str | Path | Mapping[str, Any] | JudgeConfig | None = No
     try:
         return JudgeConfig.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(f"invalid judgesdk config: {exc}") from exc
+        raise ConfigError(f"invalid judgesdk config: {validation_summary(exc)}") from None
+
+
+def validation_summary(exc: ValidationError) -> str:
+    """One line naming each bad field and what is wrong, never the value given (it may be a secret)."""
+    parts = []
+    for error in exc.errors(include_url=False, include_input=False, include_context=False):
+        where = ".".join(str(part) for part in error["loc"])
+        message = str(error["msg"]).removeprefix("Value error, ")
+        if error["type"] == "extra_forbidden":
+            message = "unknown field"
+            if "key" in where.rsplit(".", 1)[-1].lower():
+                message += f" ({NO_KEY_IN_CONFIG})"
+            elif len(error["loc"]) == 3 and error["loc"][0] == "providers":
+                close = difflib.get_close_matches(str(error["loc"][2]), list(ProviderConfig.model_fields), n=1, cutoff=0.75)
+                message += f" (did you mean {close[0]!r}?)" if close else (
+                    " (adapter options such as model_path or n_gpu_layers go under [providers.options])"
+                )
+        parts.append(f"{where}: {message}" if where else message)
+    return "; ".join(parts)
 
 
 def _read_file(path: Path) -> dict[str, Any]:
     if not path.exists():
         raise ConfigError(f"config file {path} does not exist")
-    text = path.read_text(encoding="utf-8")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"config {path} is not UTF-8 text (byte {exc.start}): save it as UTF-8") from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read config {path}: {exc.strerror or exc}") from None
     try:
         if path.suffix == ".toml":
             return tomllib.loads(text)
@@ -152,20 +207,34 @@ def detect_chain(env: Mapping[str, str]) -> list[ProviderConfig]:
 def build_adapter(config: ProviderConfig) -> Provider:
     """The bare adapter for one provider config (imported lazily: extras stay optional)."""
     model = config.model or DEFAULT_MODELS.get(config.kind, "")
-    key_env = config.api_key_env or DEFAULT_KEY_ENV.get(config.kind)
-    api_key = os.environ.get(key_env) if key_env else None
     capabilities = _capabilities(config)
     if config.kind == "local":
         module = importlib.import_module("judgesdk.providers.llamacpp")
         return module.LlamaCppProvider.from_options(model_name=model, capabilities=capabilities, **config.options)
     if config.kind == "scripted":
         raise ConfigError("the scripted provider is built in code: ScriptedProvider(script)")
+    api_key = _named_key(config)
     module = importlib.import_module(f"judgesdk.providers.{config.kind}")
     cls = {"openai": "OpenAIProvider", "anthropic": "AnthropicProvider", "litellm": "LiteLLMProvider"}[config.kind]
     kwargs: dict[str, Any] = {"base_url": config.base_url, "api_key": api_key, "timeout_s": config.timeout_s}
     if config.kind == "openai":
         kwargs["api"] = config.api
     return getattr(module, cls)(model, capabilities=capabilities, **kwargs, **config.options)
+
+
+def _named_key(config: ProviderConfig) -> str | None:
+    """The key in the variable ``api_key_env`` names, or None: the adapter then reads its vendor's variable
+    (``OPENAI_API_KEY``...) for the vendor's own host only, so a key never goes to a host it was not
+    configured for; a custom ``base_url`` gets a key only when ``api_key_env`` names it."""
+    if not config.api_key_env:
+        return None
+    key = os.environ.get(config.api_key_env)
+    if not key:
+        raise AuthError(
+            f"api_key_env names {config.api_key_env}, which is not set: export {config.api_key_env}=<key>, or fix the name",
+            provider=config.kind,
+        )
+    return key
 
 
 def build_provider(config: ProviderConfig) -> Provider:

@@ -3,6 +3,10 @@
 Method order is exact > logprobs > sampling (002's Logprob vs Approximation), unless the caller fixes
 one; ``parsed`` (002's Direct) is used only when asked for. Every estimate records the method used and
 why, including each fallback (labels below the coverage floor, logprobs dropped by the backend).
+
+Generated answers (``parsed``, ``sampling``) can be constrained to an :class:`~judgesdk.grammars.AnswerFormat`
+(``answer_format=``, given only for providers with ``Capabilities.grammar``): each answer that still does
+not parse is asked once more (:func:`judgesdk.grammars.repair`), and ``Estimate.answer_format`` counts it.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from pydantic import BaseModel, Field
 
 from judgesdk.distributions import from_answer, from_label_logprobs, from_samples, from_top_logprobs, surface_variants
 from judgesdk.errors import CapabilityError
+from judgesdk.grammars import AnswerFormat, FormatUse, repair
 from judgesdk.parsing import parse_score
 from judgesdk.provider import Capabilities, GenerateRequest, GenerateResponse, Message, Provider, Usage
 from judgesdk.types import LabelDistribution, ResultStatus, Scale
@@ -47,6 +52,7 @@ class Estimate(BaseModel):
     provider: str = ""
     model: str = ""
     notes: list[str] = Field(default_factory=list)
+    answer_format: FormatUse | None = None  # set when the answers were generated under a grammar
 
 
 def read_label(text: str, scale: Scale) -> str | None:
@@ -71,8 +77,10 @@ def choose_method(capabilities: Capabilities, wanted: Method) -> tuple[str, str]
 class _Ledger:
     """Collects what every call of one estimate cost and said."""
 
-    def __init__(self) -> None:
+    def __init__(self, answer_format: AnswerFormat | None = None) -> None:
         self.responses: list[GenerateResponse] = []
+        self.format = answer_format
+        self.format_use = FormatUse(format=answer_format.name) if answer_format is not None else None
 
     def add(self, response: GenerateResponse) -> GenerateResponse:
         self.responses.append(response)
@@ -82,15 +90,37 @@ class _Ledger:
         usage = Usage()
         for r in self.responses:
             usage = usage + r.usage
+        use = self.format_use if self.format_use is not None and self.format_use.answers else None
         return Estimate(
             usage=usage,
             latency_s=sum(r.latency_s for r in self.responses),
             cached=bool(self.responses) and all(r.cached for r in self.responses),
             provider=provider.kind,
             model=provider.model,
-            notes=[n for r in self.responses for n in r.notes],
+            notes=[*([use.note()] if use else []), *(n for r in self.responses for n in r.notes)],
+            answer_format=use,
             **fields,
         )
+
+    def constrained(self, request: GenerateRequest) -> GenerateRequest:
+        """``request`` under the answer format's grammar, if there is one."""
+        return request if self.format is None else request.model_copy(update={"grammar": self.format.grammar})
+
+    async def repaired(self, provider: Provider, requests: list[GenerateRequest], texts: list[str], scale: Scale) -> list[str]:
+        """``texts`` (answers to ``requests``, one each) with every one that does not parse asked once more."""
+        if self.format is None or self.format_use is None:
+            return texts
+        use, fmt = self.format_use, self.format
+        use.answers += len(texts)
+        failed = [i for i, text in enumerate(texts) if read_label(text, scale) is None]
+        outcomes = await asyncio.gather(*(repair(provider, requests[i], texts[i], fmt) for i in failed))
+        texts = list(texts)
+        for i, (response, text) in zip(failed, outcomes):
+            self.add(response)
+            texts[i] = text
+            use.repairs += 1
+            use.repaired += read_label(text, scale) is not None
+        return texts
 
 
 async def estimate(
@@ -100,11 +130,13 @@ async def estimate(
     settings: EstimationSettings | None = None,
     *,
     tags: tuple[tuple[str, str], ...] = (),
+    answer_format: AnswerFormat | None = None,
 ) -> Estimate:
-    """Estimate the distribution of the judge's answer to ``messages`` over ``scale``."""
+    """Estimate the distribution of the judge's answer to ``messages`` over ``scale``; generated answers
+    follow ``answer_format`` when given (module docstring)."""
     settings = settings or EstimationSettings()
     method, reason = choose_method(provider.capabilities, settings.method)
-    ledger = _Ledger()
+    ledger = _Ledger(answer_format)
     base = GenerateRequest(messages=messages, max_tokens=settings.max_tokens, tags=tags, seed=settings.seed)
     while True:
         distribution, texts, why_not = await _run(method, provider, base, scale, settings, ledger)
@@ -158,11 +190,17 @@ async def _run(
         distribution = from_top_logprobs(tokens, scale, coverage_floor=settings.coverage_floor)
         return distribution, texts, "no label among the top alternatives" if distribution is None else ""
     if method == "sampling":
-        texts = await _samples(provider, base, settings, ledger)
+        texts = await _samples(provider, ledger.constrained(base), settings, ledger)
+        sampled = ledger.constrained(base).model_copy(update={"temperature": settings.temperature, "top_p": settings.top_p})
+        requests = [sampled.model_copy(update={"sample_index": i, "seed": _seed(settings.seed, i)}) for i in range(len(texts))]
+        texts = await ledger.repaired(provider, requests, texts, scale)
         distribution = from_samples((read_label(t, scale) for t in texts), scale)
         return distribution, texts, "no sample could be parsed" if distribution is None else ""
-    response = ledger.add(await provider.generate(base.model_copy(update={"temperature": 0.0})))
+    request = ledger.constrained(base).model_copy(update={"temperature": 0.0})
+    response = ledger.add(await provider.generate(request))
     texts = [c.text for c in response.choices]
+    if ledger.format is not None:  # no choice at all is a blank answer, repaired like one
+        texts = await ledger.repaired(provider, [request], (texts or [""])[:1], scale) + texts[1:]
     distribution = from_answer(read_label(texts[0], scale) if texts else None, scale)
     return distribution, texts, "the answer could not be parsed" if distribution is None else ""
 

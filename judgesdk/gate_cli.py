@@ -44,8 +44,18 @@ def _add_gate(subparsers: Any) -> None:
 
 
 def _add_calibrate(subparsers: Any) -> None:
-    p = subparsers.add_parser("calibrate", help="fit a monotone map from judge scores to a human scale (isotonic or linear)")
-    p.add_argument("--judge-results", type=Path, required=True, help="judge results JSONL (judgesdk score -o)")
+    p = subparsers.add_parser(
+        "calibrate",
+        help="fit a monotone map from judge scores to a human scale (isotonic or linear), or with --fused refit the "
+        "fused local judge on your own labelled outputs",
+    )
+    p.add_argument("--judge-results", type=Path, help="judge results JSONL (judgesdk score -o); not used with --fused")
+    p.add_argument(
+        "--fused", action="store_true",
+        help="refit the fused local judge: --human holds output, source (reference, doc_id optional) and the label; the "
+        "signals come from --config's local model; writes a fit to use as method_options.fused_model",
+    )  # fmt: skip
+    p.add_argument("--scale", help="with --fused: LOW,HIGH of the human scale (default: the labels' range)")
     p.add_argument("--human", type=Path, required=True, help="human labels JSONL: doc_id/system_id or id, and scores.<dimension> or <dimension>")
     p.add_argument("--dimension", required=True, help="the human dimension to map onto, e.g. coherence")
     p.add_argument("--criterion", help="the judge criterion to take scores of (needed when the results hold several)")
@@ -76,6 +86,10 @@ def run_gate(args: argparse.Namespace) -> int:
 def run_calibrate(args: argparse.Namespace) -> int:
     from judgesdk.calibration import default_path, fit_calibration, load_labelled
 
+    if args.fused:
+        return _run_fused_refit(args)
+    if args.judge_results is None:
+        raise InputError("calibrate needs --judge-results FILE (the judge's scores to map), or --fused to refit the fused judge")
     output = args.output or (default_path(args.config, args.dimension) if args.config else None)
     if output is None:
         raise InputError("say where to save the calibration: -o FILE, or --config JUDGE.toml to save it beside the judge config")
@@ -93,4 +107,31 @@ def run_calibrate(args: argparse.Namespace) -> int:
     )
     print(fit.model_dump_json(indent=2))
     print(f"saved {output}", file=sys.stderr)
+    return 0
+
+
+def _run_fused_refit(args: argparse.Namespace) -> int:
+    """Signals for the labelled outputs, nested CV by document, a fit file; agreement beside each signal's."""
+    from judgesdk.fused import model as fused_model
+    from judgesdk.fused.refit import refit
+    from judgesdk.judge import Judge
+
+    scale = None
+    if args.scale:
+        try:
+            low, high = (float(v) for v in args.scale.split(","))
+        except ValueError as exc:
+            raise InputError(f"--scale takes LOW,HIGH (e.g. 1,5), got {args.scale!r}") from exc
+        scale = (low, high)
+    output = args.output or (args.config.with_name(f"{args.config.stem}.{args.dimension}.fused.json") if args.config else None)
+    if output is None:
+        raise InputError("say where to save the fit: -o FILE, or --config JUDGE.toml to save it beside the judge config")
+    with Judge.from_config(args.config) as judge:  # its first provider's whole stack: signals go through the cache
+        provider = judge.provider(0)
+        done = judge.run(refit(provider, args.human, args.dimension, scale=scale, min_items=args.min_items, seed=args.seed))
+    fused_model.save(done.fitted, output)
+    for model in done.fitted.criteria[args.dimension]:
+        print(f"fused ({model.variant}): cross-validated {model.cv} using {model.choice}")
+    print("each signal alone: " + ", ".join(f"{k} {v:+.3f}" for k, v in sorted(done.signals.items(), key=lambda kv: -abs(kv[1]))))
+    print(f"saved {output}: set method_options.fused_model = \"{output}\" in the judge config", file=sys.stderr)
     return 0

@@ -39,7 +39,7 @@ class Judge:
         providers: ProviderSource | Sequence[ProviderSource],
         *,
         template: str | Path | Template | None = None,
-        method: str = "geval",
+        method: str = "auto",
         dataset: str | None = None,
         method_options: Mapping[str, Any] | None = None,
         settings: EstimationSettings | None = None,
@@ -189,6 +189,11 @@ class Judge:
         self._built.clear()
 
     # -- sync API --------------------------------------------------------------------------------
+
+    def run(self, coro: Awaitable[T]) -> T:
+        """Run a coroutine that uses this judge's providers on the judge's own event loop (where its SDK
+        clients and local model worker live), from synchronous code."""
+        return self._sync(coro)
 
     def score(self, output: str, **kwargs: Any) -> JudgeResult:
         return self._sync(self.ascore(output, **kwargs))

@@ -43,6 +43,7 @@ class Capabilities(BaseModel):
     exact_labels: bool = False  # full-vocabulary label probabilities without generation
     loglikelihood: bool = False  # log-probability of a given continuation
     prefill: bool = False  # a trailing assistant message is continued, not ignored
+    grammar: bool = False  # generation follows ``GenerateRequest.grammar`` (GBNF); others must never be sent one
 
 
 class GenerateRequest(BaseModel):
@@ -50,6 +51,9 @@ class GenerateRequest(BaseModel):
 
     ``sample_index`` distinguishes repeated sampled calls so a cache never collapses them; ``tags``
     carries provenance that must also enter the key (template id, version and content hash).
+    ``grammar`` is a GBNF grammar (llama.cpp's format) the generated text must follow; callers set it
+    only for providers whose ``capabilities.grammar`` is True, since a provider without it would return
+    unconstrained text that looks constrained.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -66,10 +70,16 @@ class GenerateRequest(BaseModel):
     labels: tuple[str, ...] | None = None
     continuation: str | None = None
     tags: tuple[tuple[str, str], ...] = ()
+    grammar: str | None = None
 
     def fingerprint(self) -> str:
-        """A stable hash of the request (sorted JSON)."""
-        payload = json.dumps(self.model_dump(mode="json"), sort_keys=True, ensure_ascii=False)
+        """A stable hash of the request (sorted JSON). Fields added later with a None default (``grammar``)
+        are left out while None, so the keys of requests that do not use them, and the caches holding
+        those keys, stay what they were."""
+        dumped = self.model_dump(mode="json")
+        if dumped["grammar"] is None:
+            del dumped["grammar"]
+        payload = json.dumps(dumped, sort_keys=True, ensure_ascii=False)
         return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 

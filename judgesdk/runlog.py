@@ -61,7 +61,7 @@ def read_objects(path: str | Path, what: str) -> list[tuple[int, dict[str, Any]]
     if not path.is_file():
         raise InputError(f"{what} file {path} does not exist")
     rows = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for number, line in enumerate(read_utf8(path, what).splitlines(), start=1):
         if not line.strip():
             continue
         try:
@@ -74,3 +74,18 @@ def read_objects(path: str | Path, what: str) -> list[tuple[int, dict[str, Any]]
     if not rows:
         raise InputError(f"{what} file {path} is empty")
     return rows
+
+
+def read_utf8(path: Path, what: str) -> str:
+    """The text of ``path``; a typed error naming the first undecodable byte's line when it is not UTF-8."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read {what} file {path}: {exc.strerror or exc}") from None
+    try:
+        return data.decode("utf-8-sig")  # a leading byte-order mark (Windows editors) is not part of the text
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise InputError(
+            f"{path}:{line}: the {what} file is not UTF-8 text (byte 0x{data[exc.start]:02x}); save it as UTF-8"
+        ) from None

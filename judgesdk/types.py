@@ -152,6 +152,12 @@ class JudgeResult(BaseModel):
     item_id: str | None = None
 
 
+def method_family(method: str) -> str:
+    """What a score means: ``fused/source`` and ``fused/source+reference`` are both ``fused`` (the human
+    scale), ``geval/exact`` is ``geval`` (the judge's label scale)."""
+    return method.split("/")[0]
+
+
 class JudgeItem(BaseModel):
     """One thing to judge: the output, and what it may be judged against."""
 

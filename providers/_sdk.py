@@ -7,10 +7,32 @@ retry policy decides for every backend.
 
 from __future__ import annotations
 
+import os
 from typing import Any
+from urllib.parse import urlsplit
 
 from judgesdk.errors import ProviderError, TransientError, error_from_status
 from judgesdk.provider import TokenLogprob, TopLogprob, Usage
+
+
+PLACEHOLDER_KEY = "not-needed"  # sent where no key was configured for the host (the SDKs require one)
+
+
+def is_default_host(base_url: str | None, default_host: str) -> bool:
+    """Whether ``base_url`` is the vendor's own API (``None``, or https on ``default_host``)."""
+    if base_url is None:
+        return True
+    parts = urlsplit(base_url)
+    return parts.scheme == "https" and (parts.hostname or "").lower() == default_host
+
+
+def key_for_host(api_key: str | None, base_url: str | None, default_host: str, env_var: str) -> str | None:
+    """The API key to send: ``api_key`` where one was given; else the vendor's variable (``env_var``) only
+    when ``base_url`` is the vendor's own host. A key is only ever sent to the host it was configured for:
+    a custom ``base_url`` gets nothing from the environment unless its key is named (``api_key_env``)."""
+    if api_key:
+        return api_key
+    return os.environ.get(env_var) if is_default_host(base_url, default_host) else None
 
 
 def classify(exc: Exception, provider: str) -> ProviderError:

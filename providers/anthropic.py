@@ -10,12 +10,11 @@ this off.
 
 from __future__ import annotations
 
-import os
 import time
 from typing import Any
 
 from judgesdk.providers._prompt_cache import PromptCachePlanner, cache_marked
-from judgesdk.providers._sdk import classify
+from judgesdk.providers._sdk import PLACEHOLDER_KEY, classify, is_default_host, key_for_host
 
 from judgesdk.errors import AuthError, CapabilityError, PermanentError
 from judgesdk.provider import Capabilities, Choice, GenerateRequest, GenerateResponse, Message, Usage
@@ -58,9 +57,11 @@ class AnthropicProvider:
     ) -> None:
         if anthropic is None:
             raise PermanentError("the anthropic provider needs the 'anthropic' extra: pip install 'judgesdk[anthropic]'")
-        key = api_key or os.environ.get("ANTHROPIC_API_KEY")
-        if not key:
+        # ANTHROPIC_API_KEY goes to api.anthropic.com only: another base_url gets the key it was given, or a placeholder
+        key = key_for_host(api_key, base_url, "api.anthropic.com", "ANTHROPIC_API_KEY")
+        if not key and is_default_host(base_url, "api.anthropic.com"):
             raise AuthError("the anthropic provider needs ANTHROPIC_API_KEY (or api_key=...)", provider=self.kind)
+        key = key or PLACEHOLDER_KEY
         self.model = model
         self.endpoint = base_url or "https://api.anthropic.com"
         self.capabilities = capabilities or DEFAULT_CAPABILITIES

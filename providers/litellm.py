@@ -16,7 +16,7 @@ import time
 from typing import Any
 
 from judgesdk.providers._prompt_cache import PromptCachePlanner, cache_marked
-from judgesdk.providers._sdk import chat_logprob_tokens, chat_usage, classify, field
+from judgesdk.providers._sdk import PLACEHOLDER_KEY, chat_logprob_tokens, chat_usage, classify, field
 
 from judgesdk.errors import CapabilityError, PermanentError
 from judgesdk.provider import Capabilities, Choice, GenerateRequest, GenerateResponse, fold_prefill
@@ -77,7 +77,9 @@ class LiteLLMProvider:
         self.endpoint = base_url or f"litellm:{model.split('/')[0]}"
         self.capabilities = capabilities or detect_capabilities(model)
         self._base_url = base_url
-        self._api_key = api_key
+        # LiteLLM falls back to the route's environment key (OPENAI_API_KEY...) when given none: at a custom
+        # base_url that would send the vendor's key to another host, so only a key given here is sent there
+        self._api_key = api_key or (PLACEHOLDER_KEY if base_url else None)
         self._timeout_s = timeout_s
         self._drop_params = drop_params
         cache = routes_to_claude(model) if prompt_cache is None else prompt_cache

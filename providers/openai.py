@@ -9,11 +9,10 @@ wrapper decides.
 
 from __future__ import annotations
 
-import os
 import time
 from typing import Any, Literal
 
-from judgesdk.providers._sdk import chat_logprob_tokens, chat_usage, classify, field
+from judgesdk.providers._sdk import PLACEHOLDER_KEY, chat_logprob_tokens, chat_usage, classify, field, is_default_host, key_for_host
 
 from judgesdk.errors import AuthError, CapabilityError, PermanentError
 from judgesdk.provider import (
@@ -58,15 +57,16 @@ class OpenAIProvider:
     ) -> None:
         if openai is None:
             raise PermanentError("the openai provider needs the 'openai' extra: pip install 'judgesdk[openai]'")
-        key = api_key or os.environ.get("OPENAI_API_KEY")
-        if not key and base_url is None:
+        # OPENAI_API_KEY goes to api.openai.com only: another base_url gets the key it was given, or a placeholder
+        key = key_for_host(api_key, base_url, "api.openai.com", "OPENAI_API_KEY")
+        if not key and is_default_host(base_url, "api.openai.com"):
             raise AuthError("the openai provider needs OPENAI_API_KEY (or api_key=...) for api.openai.com", provider=self.kind)
         self.model = model
         self.api = api
         self.endpoint = base_url or "https://api.openai.com/v1"
         self.capabilities = capabilities or default_capabilities(api)
         self._client = openai.AsyncOpenAI(
-            api_key=key or "not-needed", base_url=base_url, timeout=timeout_s, max_retries=0
+            api_key=key or PLACEHOLDER_KEY, base_url=base_url, timeout=timeout_s, max_retries=0
         )
 
     @property

@@ -493,3 +493,18 @@ def test_a_results_file_cut_by_a_crash_is_resumed_cleanly(tmp_path):
     assert verdict.exit_code == 0 and gate(verdict, "mean").observed == pytest.approx(3.0)
     read = evaluate_gates(config, results=tmp_path / "results.jsonl")
     assert read.exit_code == 0 and "1 unreadable line(s) skipped" in read.notes[0]  # the cut line, now mid-file
+
+
+# -- one method per criterion (issue 11: a fallback can mix the fused human scale with geval labels) --------
+
+
+def test_scores_from_two_method_families_make_the_verdict_inconclusive_unless_allowed():
+    fused = [r.model_copy(update={"method": "fused/source"}) for r in (result("a", 4.0), result("b", 3.5))]
+    mixed = run_of([*fused, result("c", 2.0)])
+    verdict = decide(gate_config([{"kind": "mean", "min": 1.0}]), mixed)
+    assert verdict.status == "inconclusive" and verdict.exit_code == 2
+    assert "several methods (fused 2, geval 1)" in gate(verdict, "methods").message
+    allowed = decide(gate_config([{"kind": "mean", "min": 1.0}], allow_mixed_methods=True), mixed)
+    assert allowed.status == "pass"
+    one = decide(gate_config([{"kind": "mean", "min": 1.0}]), run_of(fused))
+    assert gate(one, "methods").outcome == "pass" and one.status == "pass"

@@ -32,7 +32,7 @@ from judgesdk.gate.run import CriterionRun, GateRun, collect
 from judgesdk.gate.stats import bootstrap_mean_ci, sign_flip_p
 from judgesdk.gate.verdict import GateKind, GateResult, Outcome, Verdict
 from judgesdk.meta.reliability import ItemSignals, review_flags
-from judgesdk.types import JudgeResult
+from judgesdk.types import JudgeResult, method_family
 
 
 def _values(results: Sequence[JudgeResult], calibration: Calibration | None) -> dict[str, float]:
@@ -173,6 +173,28 @@ def _completeness(name: str, run: CriterionRun, max_unscored_share: float) -> Ga
     return _result(gate, "completeness", ok, share, 1 - max_unscored_share, message, missing=missing, unscored=unscored)
 
 
+def _one_method(name: str, run: CriterionRun, allowed: bool) -> GateResult:
+    """Scores of one criterion must come from one method family: a mean over fused scores (human scale) and
+    geval scores (the judge's labels) measures neither; ``allow_mixed_methods = true`` accepts it."""
+    gate = _Named(label=f"{name} one method", criterion=name, kind="methods")
+    counts: dict[str, int] = {}
+    for result in run.results:
+        if result.score is not None:
+            family = method_family(result.method)
+            counts[family] = counts.get(family, 0) + 1
+    listed = ", ".join(f"{family} {n}" for family, n in sorted(counts.items())) or "no scores"
+    if len(counts) <= 1:
+        return _result(gate, "reliability", "pass", float(len(counts)), 1.0, f"scores from one method ({listed})", op="<=")
+    if allowed:
+        return _result(gate, "reliability", "pass", float(len(counts)), None, f"mixed methods allowed by the config ({listed})", op="<=")
+    return _result(
+        gate, "reliability", "undetermined", float(len(counts)), 1.0,
+        f"scores from several methods ({listed}), e.g. a fallback between providers: their scales differ; "
+        "set allow_mixed_methods = true to accept it",
+        op="<=",
+    )  # fmt: skip
+
+
 def _budget(state: BudgetState) -> GateResult:
     cap = state.budget
     by_tokens = cap.max_tokens is not None
@@ -188,6 +210,7 @@ def _budget(state: BudgetState) -> GateResult:
 def decide(config: GateConfig, run: GateRun) -> Verdict:
     """The verdict of ``config``'s gates on ``run``: pure and deterministic (seeded resampling)."""
     gates = [_completeness(name, crun, config.max_unscored_share) for name, crun in run.criteria.items()]
+    gates += [_one_method(name, crun, config.allow_mixed_methods) for name, crun in run.criteria.items()]
     if run.budget is not None:
         gates.append(_budget(run.budget))
     gates += [_CHECKS[gate.kind](gate, run.criteria[gate.criterion]) for gate in config.gates]

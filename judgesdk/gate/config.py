@@ -125,6 +125,7 @@ class GateConfig(BaseModel):
     results: Path | None = None  # results JSONL: appended to when judging (resumable), else read
     baseline: Path | None = None  # a stored results JSONL to compare against (regression gates)
     max_unscored_share: float = Field(default=0.0, ge=0.0, le=1.0)  # items allowed to end without a score
+    allow_mixed_methods: bool = False  # scores of different methods (e.g. a fallback from fused to geval) on one criterion
     budget: Budget | None = None
     criteria: list[CriterionSpec] = Field(min_length=1)
     gates: list[Gate] = Field(min_length=1)

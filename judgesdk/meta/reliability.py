@@ -280,7 +280,7 @@ def positional_bias(judgements: Sequence[PairwiseJudgement]) -> PositionalBias:
 # Per-item review flag
 # -------------------------------------------------------------------------------------------------
 
-SIGNALS = ("low_coverage", "entropy", "sample_spread", "method_disagreement", "order_flip")
+SIGNALS = ("low_coverage", "entropy", "sample_spread", "method_disagreement", "order_flip", "outside_fit")
 
 
 class ItemSignals(BaseModel):
@@ -294,6 +294,8 @@ class ItemSignals(BaseModel):
     * ``method_disagreement``: |score_A - score_B| / scale range for two scoring methods (the
       per-item counterpart of R_i, 001 §5); risk = itself.
     * ``order_flip``: the pairwise verdict changed when the order was swapped (004 eq. 5); risk 1/0.
+    * ``outside_fit``: a fused score whose signals lie beyond the range its model was fitted on
+      (``details.outside_fitted_range``); risk 1/0.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -304,6 +306,7 @@ class ItemSignals(BaseModel):
     sample_spread: float | None = Field(default=None, ge=0.0, le=1.0)
     method_disagreement: float | None = Field(default=None, ge=0.0, le=1.0)
     order_flip: bool | None = None
+    outside_fit: bool | None = None  # a fitted (fused) score whose signals lie beyond what its model was fitted on
 
     def risks(self) -> dict[str, float]:
         """Risk per available signal, keyed by :data:`SIGNALS` names."""
@@ -313,6 +316,7 @@ class ItemSignals(BaseModel):
             "sample_spread": self.sample_spread,
             "method_disagreement": self.method_disagreement,
             "order_flip": None if self.order_flip is None else float(self.order_flip),
+            "outside_fit": None if self.outside_fit is None else float(self.outside_fit),
         }
         return {k: v for k, v in raw.items() if v is not None}
 
@@ -342,9 +346,11 @@ class ItemSignals(BaseModel):
         if other is not None and result.score is not None and other.score is not None and ref is not None:
             width = ref.high - ref.low
             disagreement = min(abs(result.score - other.score) / width, 1.0) if width > 0 else None
+        outside = result.details.get("outside_fitted_range")
         return cls(
             item_id=item_id, coverage=coverage, entropy=entropy, sample_spread=spread,
             method_disagreement=disagreement, order_flip=order_flip,
+            outside_fit=None if outside is None else bool(outside),
         )
 
 

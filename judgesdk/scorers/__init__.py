@@ -23,6 +23,8 @@ ScoreFn = Callable[[Provider, JudgeItem, Criterion, ScorerOptions, str], Awaitab
 
 # method name -> module under judgesdk.scorers
 METHODS: dict[str, str] = {
+    "auto": "auto",
+    "fused": "fused",
     "geval": "likert",
     "direct": "likert",
     "sampling": "likert",

@@ -95,6 +95,7 @@ def result_from_estimate(estimate: Estimate, criterion: Criterion, method: str, 
         usage=estimate.usage,
         latency_s=estimate.latency_s,
         notes=estimate.notes,
+        details={"answer_format": estimate.answer_format.model_dump()} if estimate.answer_format is not None else {},
         item_id=item.id,
     )
 
@@ -206,12 +207,20 @@ class UnusableAnswer(Exception):
     """The model's answer cannot be used (an empty rung or plan): the result is ``unparsed``."""
 
 
+def greedy_request(
+    template: Template, values: dict[str, object], max_tokens: int, seed: int | None, grammar: str | None = None
+) -> GenerateRequest:
+    """The request of :func:`greedy_response` (``grammar`` only for providers with ``Capabilities.grammar``)."""
+    return GenerateRequest(
+        messages=template.render(**values), max_tokens=max_tokens, temperature=0.0, seed=seed, tags=template.tags(), grammar=grammar
+    )
+
+
 async def greedy_response(
     provider: Provider, template: Template, values: dict[str, object], max_tokens: int, seed: int | None
 ) -> tuple[GenerateResponse, str]:
     """One greedy (temperature 0) free-text generation from ``template``: the response and its text."""
-    request = GenerateRequest(messages=template.render(**values), max_tokens=max_tokens, temperature=0.0, seed=seed, tags=template.tags())
-    response = await provider.generate(request)
+    response = await provider.generate(greedy_request(template, values, max_tokens, seed))
     return response, response.choices[0].text if response.choices else ""
 
 

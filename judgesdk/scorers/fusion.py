@@ -27,7 +27,9 @@
   score read after the template's ``Score:`` prefix, i.e. ``estimate()`` with ``sampling`` (k samples at
   ``options.extra["temperature"]``, default 0.5, 003's PaLM2 setting; k = 1 reads one greedy answer).
   A prediction that names no score on the criterion's scale is left out (``n_unparsed``); when none can be
-  read the result is ``unparsed``.
+  read the result is ``unparsed``. On providers that honour a grammar each prediction is constrained to a
+  label of the scale after ``Score:`` and repaired once if it still does not parse (:mod:`judgesdk.grammars`;
+  ``options.extra["grammar"] = False`` lets the predictions run free).
 
 ``options.extra["assistants"]`` picks assistants by built-in name or passes :class:`Assistant` objects;
 ``options.extra["task"]`` words the task for the planner (default from ``options.dataset``). The paper's
@@ -53,6 +55,7 @@ from pydantic import BaseModel
 
 from judgesdk.errors import CapabilityError, InputError
 from judgesdk.estimation import EstimationSettings, estimate
+from judgesdk.grammars import format_for
 from judgesdk.provider import (
     GenerateRequest,
     GenerateResponse,
@@ -392,10 +395,11 @@ async def score(provider: Provider, item: JudgeItem, criterion: Criterion, optio
         return _unusable(criterion, method, item, metered, scores, f"planning failed: {exc}")
     template = template_override(options, {"assistant_scores"}) or load_template("fusion.execute")
     values = {**template_values(item, criterion), "plan": plan_text, "assistant_scores": format_scores(scores)}
-    found = await estimate(metered, template.render(**values), criterion.scale, settings, tags=template.tags())
+    fmt = format_for("fusion", provider, criterion.scale, options.extra)
+    found = await estimate(metered, template.render(**values), criterion.scale, settings, tags=template.tags(), answer_format=fmt)
     result = result_from_estimate(found, criterion, method, item)
     notes = [plan_note, *_score_notes(scores), *result.notes]
-    details = {"assistant_scores": scores, "plan": plan_text, "k": options.extra.get("k", DEFAULT_K)}
+    details = {**result.details, "assistant_scores": scores, "plan": plan_text, "k": options.extra.get("k", DEFAULT_K)}
     return result.model_copy(update={"usage": metered.usage, "notes": notes, "details": details})
 
 

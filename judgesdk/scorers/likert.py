@@ -4,7 +4,9 @@ The three aggregations of 002 (eq. 1-3) differ only in how the answer's distribu
 
 * ``geval`` (002's Logprob, G-Eval): expected value of the label distribution, from exact label
   probabilities or top-k logprobs (sampling when the provider has neither);
-* ``direct``: the single greedy answer, parsed;
+* ``direct``: the single greedy answer, parsed; on providers that honour a grammar the answer is
+  constrained to one label of the scale (:mod:`judgesdk.grammars`; method option ``grammar = false``
+  lets it run free);
 * ``sampling`` (002's Approximation): mean of n answers sampled at temperature T.
 """
 
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 from judgesdk.errors import InputError
 from judgesdk.estimation import estimate
+from judgesdk.grammars import format_for
 from judgesdk.provider import Provider
 from judgesdk.scorers.common import ScorerOptions, result_from_estimate, template_values
 from judgesdk.templates import Template, bundled_template_ids, load_template
@@ -31,7 +34,8 @@ async def score(
     template = options.template_or(DEFAULT_TEMPLATE)
     template = without_source_variant(template) if item.source is None else template
     messages = template.render(**template_values(item, criterion))
-    found = await estimate(provider, messages, criterion.scale, settings, tags=template.tags())
+    fmt = format_for("direct", provider, criterion.scale, options.extra) if method == "direct" else None
+    found = await estimate(provider, messages, criterion.scale, settings, tags=template.tags(), answer_format=fmt)
     return result_from_estimate(found, criterion, method, item)
 
 

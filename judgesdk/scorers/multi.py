@@ -127,7 +127,7 @@ def combine(parts: dict[str, JudgeResult], method: str, item: JudgeItem) -> Judg
         score=None if failed else sum(scores) / len(scores),
         status=status,
         criterion="+".join(parts),
-        method=f"{method}/fine-grained",
+        method=f"{_family(results, method)}/fine-grained",
         method_reason="002 §4.1.2 fine-grained: mean of the per-criterion scores (see parts)",
         provider=results[0].provider,
         model=results[0].model,
@@ -245,3 +245,12 @@ async def score_with_rationale(
             "method": f"{scored.method}/rationale",
         }
     )
+
+
+def _family(results: list[JudgeResult], method: str) -> str:
+    """The method the parts were scored with (``auto`` resolves per criterion: name what it resolved to,
+    or ``mixed`` when the parts' scales differ)."""
+    families = {r.method.split("/")[0] for r in results if r.score is not None}
+    if method != "auto" or not families:
+        return method
+    return families.pop() if len(families) == 1 else "mixed"

@@ -4,7 +4,9 @@
   (chain-of-thought style). The score is read from the free text by :func:`judgesdk.parsing.parse_score`
   (last marked number, fractions like "2.5 out of 5" kept as decimals); the whole answer is kept as
   ``rationale``. 001 decodes at temperature 0; ``options.extra["max_tokens"]`` (default 256) bounds the
-  answer. An answer without a readable score gives status ``unparsed`` and no score.
+  answer. An answer without a readable score gives status ``unparsed`` and no score. On providers that
+  honour a grammar the answer is one sentence then ``Final score: <label>`` (:mod:`judgesdk.grammars`),
+  repaired once when it still does not parse; method option ``grammar = false`` lets it run free.
 * ``mcq``: the judge picks one of five letters, each with a fixed description (A = One ... E = Five),
   so that no free reasoning can mislead it (001 §3.1). Letters map to 1-5 through ``Scale.letters()``
   and are read by ``estimate()``: exact letter probabilities or top-k logprobs where the provider gives
@@ -18,11 +20,12 @@ from __future__ import annotations
 
 from judgesdk.errors import InputError
 from judgesdk.estimation import estimate
+from judgesdk.grammars import FormatUse, format_for, repair
 from judgesdk.parsing import parse_score
 from judgesdk.provider import Provider
 from judgesdk.scorers.common import (
     ScorerOptions,
-    greedy_response,
+    greedy_request,
     greedy_without_probabilities,
     result_from_estimate,
     result_from_responses,
@@ -69,14 +72,31 @@ async def score_rts(provider: Provider, item: JudgeItem, criterion: Criterion, o
     """001's RTS: one greedy free-text answer; the score is parsed from it, the text kept as rationale."""
     template = paper_template("rts", criterion, options)
     max_tokens = int(options.extra.get("max_tokens", RTS_MAX_TOKENS))
-    response, text = await greedy_response(provider, template, template_values(item, criterion), max_tokens, options.settings.seed)
+    fmt = format_for("rts", provider, criterion.scale, options.extra, max_tokens=max_tokens)
+    values = template_values(item, criterion)
+    request = greedy_request(template, values, max_tokens, options.settings.seed, grammar=fmt.grammar if fmt else None)
+    responses = [await provider.generate(request)]
+    text = responses[0].choices[0].text if responses[0].choices else ""
     parsed = parse_score(text, criterion.scale)
     reason = "score parsed from the free-text answer (001 §3.1 RTS)"
+    details: dict[str, object] = {}
+    notes: list[str] = []
+    if fmt is not None:
+        use = FormatUse(format="rts", answers=1)
+        if not parsed.ok:
+            repaired, text = await repair(provider, request, text, fmt)
+            responses.append(repaired)
+            parsed = parse_score(text, criterion.scale)
+            use = use.model_copy(update={"repairs": 1, "repaired": int(parsed.ok)})
+        reason = "score parsed from the grammar-constrained answer (001 §3.1 RTS)"
+        details, notes = {"answer_format": use.model_dump()}, [use.note()]
     if not parsed.ok:
         reason += f": {parsed.status}" + (f", read {parsed.span!r}" if parsed.span else ", no score in the answer")
     return result_from_responses(
         provider,
-        [response],
+        responses,
+        notes=notes,
+        details=details,
         score=parsed.value,
         status="ok" if parsed.ok else "unparsed",
         criterion=criterion.name,

@@ -1,0 +1,287 @@
+"""Fit fused judges with document-level nested cross-validation.
+
+Per criterion and variant, the candidates are a few feature groups x ridge strengths x two fitting modes
+("pooled": ordinary ridge; "within": slopes from within-document deviations, the variation that a
+per-document correlation rewards, plus the pooled mean as intercept). The inner folds choose one
+candidate by mean per-document Spearman (pooled Spearman when the data has no documents); the outer
+folds measure the whole procedure, calibration included, on documents it never saw. No document is ever
+in both a training and a test fold. The shipped model is the same procedure run on all the data, with its
+monotone calibration fitted on out-of-fold linear scores and its interval on out-of-fold residuals.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.stats import kendalltau, rankdata, spearmanr
+
+from judgesdk.calibration import pava
+from judgesdk.errors import InputError
+from judgesdk.fused.model import CriterionModel, Variant
+
+LIKELIHOOD = ("cond_mean", "cond_low", "uncond_mean", "pmi_mean", "pmi_low", "log_tokens")
+QUESTIONS = ("yes_coherence", "yes_consistency", "yes_fluency", "yes_relevance")
+TEXT = ("log_words", "repeat_3", "src_prec_1", "src_prec_2", "src_prec_4", "lead_recall_2", "key_recall", "name_recall", "len_ratio")
+REFERENCE = ("ref_mean", "ref_pmi", "ref_f1_1", "ref_f1_2")
+GROUPS: dict[str, tuple[str, ...]] = {
+    "likelihood": LIKELIHOOD,
+    "likelihood+text": LIKELIHOOD + TEXT,
+    "likelihood+questions": LIKELIHOOD + QUESTIONS,
+    "all": LIKELIHOOD + QUESTIONS + TEXT,
+}
+ALPHAS = (1.0, 10.0, 100.0, 1000.0)
+MODES = ("pooled", "within")
+INTERVAL_LEVEL = 0.8
+
+
+@dataclass(frozen=True)
+class Spec:
+    group: str
+    features: tuple[str, ...]
+    alpha: float
+    mode: str
+
+
+@dataclass
+class Linear:
+    features: tuple[str, ...]
+    center: np.ndarray
+    spread: np.ndarray
+    coef: np.ndarray
+    intercept: float
+
+    def __call__(self, X: np.ndarray) -> np.ndarray:
+        return self.intercept + ((X - self.center) / self.spread) @ self.coef
+
+
+@dataclass
+class CriterionFit:
+    """The shipped model, and the nested-CV (outer-fold) predictions it was measured by, in input order."""
+
+    model: CriterionModel
+    predictions: np.ndarray
+
+
+def candidates(variant: Variant, available: set[str]) -> list[Spec]:
+    specs = []
+    for group, names in GROUPS.items():
+        features = names + (REFERENCE if variant == "source+reference" else ())
+        features = tuple(f for f in features if f in available)
+        if not features:
+            continue
+        for alpha in ALPHAS:
+            for mode in MODES:
+                specs.append(Spec(group, features, alpha, mode))
+    return specs
+
+
+def matrix(rows: Sequence[dict[str, float]], features: Sequence[str]) -> np.ndarray:
+    return np.array([[row[f] for f in features] for row in rows], dtype=float)
+
+
+def group_codes(groups: Sequence[str]) -> np.ndarray:
+    return np.unique(np.asarray(groups), return_inverse=True)[1]
+
+
+def demean(values: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """Values minus their group's mean (row-wise for a matrix)."""
+    codes = np.unique(codes, return_inverse=True)[1]  # a fold's subset leaves gaps in the codes
+    n = codes.max() + 1
+    counts = np.bincount(codes, minlength=n).astype(float)
+    if values.ndim == 1:
+        return values - (np.bincount(codes, weights=values, minlength=n) / counts)[codes]
+    means = np.stack([np.bincount(codes, weights=values[:, j], minlength=n) for j in range(values.shape[1])], axis=1)
+    return values - (means / counts[:, None])[codes]
+
+
+def fit_linear(X: np.ndarray, y: np.ndarray, codes: np.ndarray, spec: Spec) -> Linear:
+    center = X.mean(axis=0)
+    spread = X.std(axis=0)
+    spread[spread < 1e-9] = 1.0
+    Z = (X - center) / spread
+    target = y - y.mean()
+    if spec.mode == "within":
+        Z, target = demean(Z, codes), demean(y, codes)
+    coef = np.linalg.solve(Z.T @ Z + spec.alpha * np.eye(Z.shape[1]), Z.T @ target)
+    return Linear(spec.features, center, spread, coef, float(y.mean()))
+
+
+def mean_group_spearman(pred: np.ndarray, y: np.ndarray, codes: np.ndarray) -> float:
+    """Mean over groups of Spearman(pred, y), groups with a constant side skipped; with singleton groups
+    (no documents) it is the pooled Spearman."""
+    if np.bincount(codes).max() < 3:
+        return float(spearmanr(pred, y).statistic)
+    values: list[np.ndarray] = []
+    for members in _groups_by_size(codes):  # one (groups x size) block per group size: ranked row-wise at once
+        rp, rt = rankdata(pred[members], axis=1), rankdata(y[members], axis=1)
+        rp, rt = rp - rp.mean(axis=1, keepdims=True), rt - rt.mean(axis=1, keepdims=True)
+        norm = np.sqrt((rp**2).sum(axis=1) * (rt**2).sum(axis=1))
+        ok = norm > 0  # a constant side: skipped, never scored 0
+        values.append((rp * rt).sum(axis=1)[ok] / norm[ok])
+    joined = np.concatenate(values) if values else np.empty(0)
+    return float(joined.mean()) if len(joined) else float("nan")
+
+
+def _groups_by_size(codes: np.ndarray) -> list[np.ndarray]:
+    """Index blocks (groups x members) of the groups with at least 3 members, one block per size."""
+    order = np.argsort(codes, kind="stable")
+    sizes = np.bincount(codes)
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    blocks = []
+    for size in np.unique(sizes[sizes >= 3]):
+        groups = np.flatnonzero(sizes == size)
+        blocks.append(np.stack([order[starts[g] : starts[g] + size] for g in groups]))
+    return blocks
+
+
+def folds(codes: np.ndarray, k: int, seed: int) -> list[np.ndarray]:
+    """Test masks of ``k`` folds over whole groups (seeded shuffle of the groups)."""
+    unique = np.unique(codes)
+    if len(unique) < k:
+        raise InputError(f"cross-validation needs at least {k} documents (or items), got {len(unique)}")
+    order = np.random.default_rng(seed).permutation(unique)
+    fold_of = {int(g): i % k for i, g in enumerate(order)}
+    assignment = np.array([fold_of[int(c)] for c in codes])
+    return [assignment == i for i in range(k)]
+
+
+def out_of_fold(X: np.ndarray, y: np.ndarray, codes: np.ndarray, spec: Spec, k: int, seed: int) -> np.ndarray:
+    pred = np.empty_like(y)
+    for test in folds(codes, k, seed):
+        pred[test] = fit_linear(X[~test], y[~test], codes[~test], spec)(X[test])
+    return pred
+
+
+def choose(columns: dict[str, np.ndarray], y: np.ndarray, codes: np.ndarray, specs: list[Spec], k: int, seed: int) -> tuple[Spec, float]:
+    best, best_score = specs[0], -np.inf
+    for spec in specs:
+        X = np.stack([columns[f] for f in spec.features], axis=1)
+        score = mean_group_spearman(out_of_fold(X, y, codes, spec, k, seed), y, codes)
+        if score > best_score + 1e-12:
+            best, best_score = spec, score
+    return best, float(best_score)
+
+
+def monotone_map(linear: np.ndarray, y: np.ndarray) -> tuple[list[float], list[float]]:
+    """Isotonic fit of y on the linear score, as strictly increasing knots (the blocks' mean linear score
+    -> the block's fitted value), so that interpolation keeps distinct scores distinct."""
+    order = np.argsort(linear, kind="stable")
+    x_sorted, y_sorted = linear[order], y[order]
+    fitted = pava(y_sorted)
+    xs, ys = [], []
+    start = 0
+    for i in range(1, len(fitted) + 1):
+        if i == len(fitted) or fitted[i] != fitted[start]:
+            xs.append(float(x_sorted[start:i].mean()))
+            ys.append(float(fitted[start]))
+            start = i
+    if len(xs) == 1:
+        return xs, ys
+    keep = np.concatenate([[True], np.diff(xs) > 1e-12])
+    return list(np.asarray(xs)[keep]), list(np.asarray(ys)[keep])
+
+
+def fit_criterion(
+    rows: Sequence[dict[str, float]],
+    y: Sequence[float],
+    groups: Sequence[str],
+    *,
+    criterion: str,
+    variant: Variant,
+    low: float,
+    high: float,
+    outer_k: int = 5,
+    inner_k: int = 4,
+    seed: int = 0,
+) -> CriterionFit:
+    """The nested-CV procedure of the module docstring for one criterion; ``cv`` holds its outer-fold
+    agreement and the best single signal's for comparison."""
+    target = np.asarray(y, dtype=float)
+    codes = group_codes(groups)
+    available = set.intersection(*(set(r) for r in rows))
+    specs = candidates(variant, available)
+    if not specs:
+        raise InputError(f"no signals available to fit {criterion} ({variant})")
+    names = sorted({f for s in specs for f in s.features})
+    columns = {f: np.array([r[f] for r in rows], dtype=float) for f in names}
+
+    outer_pred = np.empty_like(target)
+    for fold, test in enumerate(folds(codes, outer_k, seed)):
+        train = ~test
+        sub = {f: c[train] for f, c in columns.items()}
+        spec, _ = choose(sub, target[train], codes[train], specs, inner_k, seed + 1 + fold)
+        X_train = np.stack([sub[f] for f in spec.features], axis=1)
+        inner = out_of_fold(X_train, target[train], codes[train], spec, inner_k, seed + 1 + fold)
+        xs, ys = monotone_map(inner, target[train])
+        model = fit_linear(X_train, target[train], codes[train], spec)
+        linear_test = model(np.stack([columns[f][test] for f in spec.features], axis=1))
+        outer_pred[test] = [_calibrated(v, xs, ys, low, high) for v in linear_test]
+
+    spec, inner_score = choose(columns, target, codes, specs, inner_k, seed)
+    X = np.stack([columns[f] for f in spec.features], axis=1)
+    oof = out_of_fold(X, target, codes, spec, inner_k, seed)
+    xs, ys = monotone_map(oof, target)
+    model = fit_linear(X, target, codes, spec)
+    calibrated = np.array([_calibrated(v, xs, ys, low, high) for v in oof])
+    residual = calibrated - target
+    tail = (1 - INTERVAL_LEVEL) / 2
+    cv = agreement(outer_pred, target, codes)
+    cv["mae"] = float(np.mean(np.abs(outer_pred - target)))
+    best_name, best_value = best_single(columns, target, codes)
+    cv["best_single_signal_per_doc_spearman"] = best_value
+    model_out = CriterionModel(
+        criterion=criterion,
+        variant=variant,
+        features=list(spec.features),
+        center=model.center.tolist(),
+        spread=model.spread.tolist(),
+        coef=model.coef.tolist(),
+        intercept=model.intercept,
+        calibration_x=xs,
+        calibration_y=ys,
+        low=low,
+        high=high,
+        interval=(float(np.quantile(residual, tail)), float(np.quantile(residual, 1 - tail))),
+        interval_level=INTERVAL_LEVEL,
+        fitted_range=[(float(np.quantile(X[:, j], 0.005)), float(np.quantile(X[:, j], 0.995))) for j in range(X.shape[1])],
+        choice={"group": spec.group, "alpha": spec.alpha, "mode": spec.mode, "inner_cv_per_doc_spearman": round(inner_score, 4), "best_single_signal": best_name},
+        cv={k: (None if v is None else round(float(v), 4)) for k, v in cv.items()},
+    )
+    return CriterionFit(model_out, outer_pred)
+
+
+def _calibrated(value: float, xs: list[float], ys: list[float], low: float, high: float) -> float:
+    probe = CriterionModel(
+        criterion="", features=[], center=[], spread=[], coef=[], intercept=0.0,
+        calibration_x=xs, calibration_y=ys, low=low, high=high, interval=(0.0, 0.0),
+    )  # fmt: skip
+    return probe.calibrate(float(value))
+
+
+def agreement(pred: np.ndarray, y: np.ndarray, codes: np.ndarray) -> dict[str, float | None]:
+    out: dict[str, float | None] = {
+        "per_doc_spearman": mean_group_spearman(pred, y, codes),
+        "pooled_spearman": float(spearmanr(pred, y).statistic),
+    }
+    return out
+
+
+def best_single(columns: dict[str, np.ndarray], y: np.ndarray, codes: np.ndarray) -> tuple[str, float]:
+    """The single signal with the highest |mean per-document Spearman| on these data (its sign chosen here:
+    an optimistic comparison for the fused model)."""
+    best, value = "", -np.inf
+    for name, column in columns.items():
+        rho = mean_group_spearman(column, y, codes)
+        if np.isfinite(rho) and abs(rho) > value:
+            best, value = name, abs(rho)
+    return best, float(value)
+
+
+def system_kendall(pred: np.ndarray, y: np.ndarray, systems: Sequence[str]) -> float:
+    """Kendall tau between per-system mean predictions and per-system mean human scores."""
+    codes = group_codes(systems)
+    n = codes.max() + 1
+    counts = np.bincount(codes, minlength=n)
+    return float(kendalltau(np.bincount(codes, weights=pred, minlength=n) / counts, np.bincount(codes, weights=y, minlength=n) / counts).statistic)

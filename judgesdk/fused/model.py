@@ -1,0 +1,165 @@
+"""A fitted fused judge: per criterion, a ridge model over named signals, then a monotone map to the human scale.
+
+The file is versioned data (``format``) with its provenance: the data it was fitted on, the folds, the model
+file it is valid for (sha256), the signal set and prompt hashes, and the SDK version. A fit is refused for
+another model file or for changed signal prompts, because its weights mean nothing there. Prediction is
+plain arithmetic (no fitting library at scoring time): standardise, dot product, piecewise-linear
+calibration, clip to the scale, and a predictive interval from the cross-validated residuals.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from importlib import resources
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+from pydantic import BaseModel, Field, ValidationError
+
+from judgesdk.errors import ConfigError, InputError
+from judgesdk.provider import Provider, unwrap
+
+FORMAT = "judgesdk.fused/1"
+Variant = Literal["source", "source+reference"]
+
+
+class CriterionModel(BaseModel):
+    """One criterion's fitted map from features to its human scale."""
+
+    criterion: str
+    variant: Variant = "source"
+    features: list[str]
+    center: list[float]
+    spread: list[float]
+    coef: list[float]
+    intercept: float
+    calibration_x: list[float]  # increasing knots of the monotone map from the linear score to the scale
+    calibration_y: list[float]
+    low: float
+    high: float
+    interval: tuple[float, float]  # residual quantiles (calibrated prediction - human), cross-validated
+    interval_level: float = 0.8
+    fitted_range: list[tuple[float, float]] = Field(default_factory=list)  # per feature: 0.5 % and 99.5 % quantiles of the fitting data
+    choice: dict[str, object] = Field(default_factory=dict)  # what the inner CV chose (features group, alpha, mode)
+    cv: dict[str, float | None] = Field(default_factory=dict)  # nested-CV agreement on the fitting data
+
+    def linear(self, values: dict[str, float]) -> float:
+        missing = [f for f in self.features if f not in values]
+        if missing:
+            raise InputError(f"the fused {self.criterion} model needs the signals {missing}")
+        x = (np.array([values[f] for f in self.features]) - np.array(self.center)) / np.array(self.spread)
+        return float(self.intercept + x @ np.array(self.coef))
+
+    def calibrate(self, linear: float) -> float:
+        xs, ys = self.calibration_x, self.calibration_y
+        if len(xs) == 1:
+            return float(np.clip(ys[0], self.low, self.high))
+        # beyond the knots: continue the end segments' slopes, then clip to the scale
+        if linear < xs[0]:
+            value = ys[0] + (linear - xs[0]) * (ys[1] - ys[0]) / (xs[1] - xs[0])
+        elif linear > xs[-1]:
+            value = ys[-1] + (linear - xs[-1]) * (ys[-1] - ys[-2]) / (xs[-1] - xs[-2])
+        else:
+            value = float(np.interp(linear, xs, ys))
+        return float(np.clip(value, self.low, self.high))
+
+    def predict(self, values: dict[str, float]) -> tuple[float, tuple[float, float]]:
+        score = self.calibrate(self.linear(values))
+        lo, hi = self.interval
+        return score, (max(self.low, score - hi), min(self.high, score - lo))
+
+    def outside(self, values: dict[str, float]) -> list[str]:
+        """Features beyond the range the model was fitted on (a degenerate or unusual output): the linear
+        map extrapolates there, so the score deserves a human look."""
+        if not self.fitted_range:
+            return []
+        return [f for f, (lo, hi) in zip(self.features, self.fitted_range) if not lo <= values[f] <= hi]
+
+    def contributions(self, values: dict[str, float]) -> dict[str, float]:
+        """Each feature's share of the linear score (coefficient x standardised value)."""
+        return {
+            f: round(c * (values[f] - m) / s, 4) for f, c, m, s in zip(self.features, self.coef, self.center, self.spread)
+        }
+
+
+class ModelIdentity(BaseModel):
+    name: str
+    sha256: str
+    size: int | None = None
+
+
+class FusedModelFile(BaseModel):
+    format: str = FORMAT
+    signal_set: str
+    templates: dict[str, str]  # template id -> "version:hash"
+    model: ModelIdentity
+    data: dict[str, object]  # dataset, items, documents, file sha256, text preparation
+    folds: dict[str, object]  # outer/inner k, seed, level
+    sdk_version: str
+    criteria: dict[str, list[CriterionModel]]  # criterion -> its variants
+    aliases: dict[str, str] = Field(default_factory=dict)  # other names (faithfulness) -> criterion
+
+    def for_criterion(self, name: str, *, has_reference: bool) -> CriterionModel | None:
+        """The variant for a criterion name (or alias): with reference signals when the item has one."""
+        key = name.strip().lower()
+        key = self.aliases.get(key, key)
+        variants = self.criteria.get(key, [])
+        wanted = "source+reference" if has_reference else "source"
+        for variant in variants:
+            if variant.variant == wanted:
+                return variant
+        return next((v for v in variants if v.variant == "source"), None)
+
+    def criterion_names(self) -> list[str]:
+        return sorted({*self.criteria, *self.aliases})
+
+
+def load(path: str | Path) -> FusedModelFile:
+    p = Path(path)
+    try:
+        raw = json.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise ConfigError(f"fused model file {p} does not exist") from exc
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ConfigError(f"fused model file {p} is not JSON: {exc}") from exc
+    try:
+        fitted = FusedModelFile.model_validate(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise ConfigError(f"fused model file {p}: field {'.'.join(map(str, first['loc']))}: {first['msg']}") from exc
+    if fitted.format != FORMAT:
+        raise ConfigError(f"fused model file {p} has format {fitted.format!r}; this SDK reads {FORMAT!r}")
+    return fitted
+
+
+def save(fitted: FusedModelFile, path: str | Path) -> Path:
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(json.dumps(fitted.model_dump(mode="json"), indent=1) + "\n", encoding="utf-8")
+    return p
+
+
+def file_sha256(path: str | Path) -> str:
+    digest = hashlib.sha256()
+    with Path(path).open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def bundled() -> list[FusedModelFile]:
+    """The fits shipped with the package (``judgesdk/fused_data/*.json``)."""
+    root = Path(str(resources.files("judgesdk.fused_data")))
+    return [load(p) for p in sorted(root.glob("*.json"))]
+
+
+def bundled_for(model_sha256: str) -> FusedModelFile | None:
+    return next((f for f in bundled() if f.model.sha256 == model_sha256), None)
+
+
+def model_sha256(provider: Provider) -> str | None:
+    """The sha256 of the model file behind a local provider (None for hosted models and test doubles)."""
+    value = getattr(unwrap(provider), "model_sha256", None)
+    return value() if callable(value) else value

@@ -1,0 +1,73 @@
+"""Refit the fused judge on a user's own labelled outputs (``judgesdk calibrate --fused``).
+
+The shipped fit is tuned to SummEval's annotators and news summaries; a team with its own labels (any
+criterion, any 1-N scale) gets a fit for its data from the same nested cross-validation, grouped by
+``doc_id`` where the labels have one (else every item is its own group). The signals come from the
+judge config's first provider (which must be a local model: the fit is bound to its file's sha256) through
+its cache (the CLI passes ``Judge.provider(0)``), so a refit after adding labels recomputes nothing already seen.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from judgesdk.errors import ConfigError, InputError
+from judgesdk.fused.model import FusedModelFile, ModelIdentity, model_sha256
+from judgesdk.fused.signals import extract, features
+from judgesdk.fused.train import MIN_ITEMS, fit_file, signal_table
+from judgesdk.provider import Provider
+from judgesdk.runlog import read_objects
+from judgesdk.types import JudgeItem
+
+
+class Refit(BaseModel):
+    fitted: FusedModelFile
+    signals: dict[str, float]  # each raw signal's agreement on the same labels
+    n_items: int
+    n_groups: int
+
+
+def labelled_items(path: Path, dimension: str) -> tuple[list[JudgeItem], list[float], list[str]]:
+    """Items (output, source, reference) with their label for ``dimension`` and their group (doc_id)."""
+    items, labels, groups = [], [], []
+    for number, row in read_objects(path, "labelled outputs"):
+        scores = row.get("scores")
+        value = scores.get(dimension) if isinstance(scores, dict) else row.get(dimension)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise InputError(f"{path}:{number}: the label {dimension!r} must be a number, got {value!r}")
+        if not isinstance(row.get("output"), str) or not isinstance(row.get("source"), str):
+            raise InputError(f"{path}:{number}: a labelled output needs 'output' and 'source' strings to compute its signals")
+        items.append(JudgeItem(output=row["output"], source=row["source"], reference=row.get("reference"), id=str(row.get("id", number))))
+        labels.append(float(value))
+        groups.append(str(row.get("doc_id", f"line{number}")))
+    if not items:
+        raise InputError(f"{path} has no label for dimension {dimension!r} (expected scores.{dimension} or {dimension} on each line)")
+    return items, labels, groups
+
+
+async def refit(
+    provider: Provider, human: Path, dimension: str, *, scale: tuple[float, float] | None = None, min_items: int = MIN_ITEMS, seed: int = 0
+) -> Refit:
+    """Signals of every labelled output from ``provider`` (in file order, one at a time, so each source's
+    prefix is evaluated once), then :func:`judgesdk.fused.train.fit_file`."""
+    items, labels, groups = labelled_items(human, dimension)
+    if len(items) < min_items:
+        raise InputError(f"{dimension}: {len(items)} labelled items; a fit needs at least {min_items} (--min-items)")
+    sha = model_sha256(provider)
+    if sha is None:
+        raise ConfigError(f"the fused judge is fitted to a local model file; the config's first provider is {provider.kind}/{provider.model}")
+    rows: list[dict[str, Any]] = [features(await extract(provider, item, reference=False)) for item in items]
+    identity = ModelIdentity(name=provider.model, sha256=sha)
+    low, high = scale if scale is not None else (min(labels), max(labels))
+    data = {
+        "dataset": str(human), "file_sha256": hashlib.sha256(human.read_bytes()).hexdigest(),
+        "items": len(items), "documents": len(set(groups)), "dimension": dimension,
+    }  # fmt: skip
+    fitted = fit_file(rows, {dimension: labels}, groups, model=identity, scales={dimension: (low, high)}, data=data, seed=seed, min_items=min_items)
+    return Refit(fitted=fitted, signals=signal_table(rows, labels, groups), n_items=len(items), n_groups=len(set(groups)))

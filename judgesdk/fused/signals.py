@@ -1,0 +1,189 @@
+"""What a small language model is good at, measured once per output: likelihoods and yes/no probabilities.
+
+A 270M base model asked for a 1-5 label answers at chance, but how probable it finds an output given its
+source, and how much more probable than without the source, carries real signal (benchmarks/README.md,
+"Local fused judge"). This module computes that evidence for one output, with requests arranged so a
+local model reuses its KV cache: the source is evaluated once per document (every output of it continues
+the same tokens), and the yes/no questions continue the output's tokens, so each costs only its ~15
+question tokens, and the questions of one output share one parallel decode.
+
+:class:`Evidence` keeps the raw token log-probabilities, so new aggregations need no new model calls;
+:func:`features` turns it into the named numbers a fused model reads. Nothing here knows a criterion's
+scale or a fitted model: that is :mod:`judgesdk.fused.model`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+from collections.abc import Sequence
+
+from pydantic import BaseModel, Field
+
+from judgesdk.errors import CapabilityError, InputError
+from judgesdk.fused.text import text_features
+from judgesdk.provider import GenerateRequest, GenerateResponse, Provider, Usage
+from judgesdk.templates import Template, load_template
+from judgesdk.types import JudgeItem
+
+SIGNAL_SET = "summary-signals/1"  # bump when a template, a question or a feature definition changes
+JOIN = " "  # the output follows "Summary:" after one space
+YES, NO = (" yes", "yes", " Yes", "Yes"), (" no", "no", " No", "No")
+LOW_SHARE = 0.2  # the robust variant averages the lowest 20 % of token log-probabilities
+
+# UniEval's boolean questions for summaries, one per criterion the fused judge knows.
+QUESTIONS: dict[str, str] = {
+    "coherence": "Is this a coherent summary of the article?",
+    "consistency": "Is everything in this summary supported by the article?",
+    "fluency": "Is this summary fluent and grammatical?",
+    "relevance": "Does this summary capture the most important points of the article?",
+}
+TEMPLATE_IDS = ("signals.conditional", "signals.unconditional", "signals.reference", "signals.question")
+
+
+class Evidence(BaseModel):
+    """The raw signals of one output (token log-probabilities in nats) and the seconds each kind took."""
+
+    signal_set: str = SIGNAL_SET
+    conditional: list[float]
+    unconditional: list[float]
+    reference: list[float] | None = None
+    questions: dict[str, float] = Field(default_factory=dict)  # criterion -> log P(yes) - log P(no)
+    text: dict[str, float] = Field(default_factory=dict)
+    seconds: dict[str, float] = Field(default_factory=dict)
+    cached: bool = False  # every request was served from the disk cache
+    usage: Usage = Field(default_factory=Usage)
+
+
+def templates() -> dict[str, Template]:
+    return {template_id: load_template(template_id) for template_id in TEMPLATE_IDS}
+
+
+def template_hashes() -> dict[str, str]:
+    """Template id -> ``version:content hash``, recorded by a fit so a changed prompt is never fed to it."""
+    return {tid: f"{t.version}:{t.content_hash}" for tid, t in templates().items()}
+
+
+async def extract(
+    provider: Provider,
+    item: JudgeItem,
+    *,
+    questions: Sequence[str] = (),
+    reference: bool = True,
+) -> Evidence:
+    """The signals of ``item`` (which needs a source). ``reference=False`` skips the reference likelihood
+    even when the item has one; ``questions`` picks which criteria's yes/no questions are asked (none by
+    default: on the embedded model they carried little signal and their label probabilities move with
+    the KV cache's history, see benchmarks/README.md)."""
+    if item.source is None or not item.source.strip():
+        raise InputError(f"item {item.id or ''}: the fused judge scores an output against its source; pass source=...".replace("  ", " "))
+    if not provider.capabilities.loglikelihood or not provider.capabilities.exact_labels:
+        raise CapabilityError(
+            f"the fused judge needs token log-likelihoods and exact label probabilities, which {provider.kind}/"
+            f"{provider.model} does not offer; use the local provider",
+            provider=provider.kind,
+        )
+    unknown = sorted(set(questions) - set(QUESTIONS))
+    if unknown:
+        raise InputError(f"no yes/no question for {unknown}; known: {', '.join(QUESTIONS)}")
+    tpl = templates()
+    seconds: dict[str, float] = {}
+    cached: list[bool] = []
+    usage = [Usage()]
+
+    async def timed(kind: str, *calls: GenerateRequest) -> list[GenerateResponse]:
+        started = time.perf_counter()
+        responses = await asyncio.gather(*(provider.generate(c) for c in calls))
+        seconds[kind] = seconds.get(kind, 0.0) + time.perf_counter() - started
+        cached.extend(r.cached for r in responses)
+        for r in responses:
+            usage[0] = usage[0] + r.usage
+        return list(responses)
+
+    (conditional,) = await timed("conditional", _continuation(tpl["signals.conditional"], item.output, source=item.source))
+    # One question at a time, always in the same order after the conditional request: parallel decoding
+    # moved yes/no margins by up to 0.18 against one-at-a-time, and a judge must give the same number twice.
+    asked = []
+    for name in questions:
+        asked += await timed(
+            "questions",
+            GenerateRequest(
+                messages=tpl["signals.question"].render(source=item.source, output=item.output, question=QUESTIONS[name]),
+                labels=YES + NO,
+                max_tokens=0,
+                tags=tpl["signals.question"].tags(),
+            ),
+        )
+    (unconditional,) = await timed("unconditional", _continuation(tpl["signals.unconditional"], item.output))
+    ref_tokens = None
+    if reference and item.reference is not None and item.reference.strip():
+        (ref,) = await timed("reference", _continuation(tpl["signals.reference"], item.output, reference=item.reference))
+        ref_tokens = _logprobs(ref, provider)
+    started = time.perf_counter()
+    text = text_features(item.output, item.source, item.reference if reference else None)
+    seconds["text"] = time.perf_counter() - started
+    return Evidence(
+        conditional=_logprobs(conditional, provider),
+        unconditional=_logprobs(unconditional, provider),
+        reference=ref_tokens,
+        questions={name: _yes_margin(r) for name, r in zip(questions, asked)},
+        text=text,
+        seconds=seconds,
+        cached=bool(cached) and all(cached),
+        usage=usage[0],
+    )
+
+
+def _continuation(template: Template, output: str, **values: str) -> GenerateRequest:
+    return GenerateRequest(messages=template.render(**values), continuation=JOIN + output, max_tokens=0, tags=template.tags())
+
+
+def _logprobs(response: GenerateResponse, provider: Provider) -> list[float]:
+    tokens = response.continuation_tokens or []
+    if not tokens:
+        raise CapabilityError(f"{provider.kind}/{provider.model} returned no token log-probabilities", provider=provider.kind)
+    return [t.logprob for t in tokens]
+
+
+def _yes_margin(response: GenerateResponse) -> float:
+    """log P(yes) - log P(no), each summed over its spellings (leading space, capitalised)."""
+    scores = response.label_logprobs or {}
+    yes = _logsumexp([scores[s] for s in YES if s in scores])
+    no = _logsumexp([scores[s] for s in NO if s in scores])
+    return yes - no
+
+
+def _logsumexp(values: list[float]) -> float:
+    if not values:
+        return -math.inf
+    top = max(values)
+    return top + math.log(sum(math.exp(v - top) for v in values))
+
+
+def low_mean(logprobs: Sequence[float], share: float = LOW_SHARE) -> float:
+    """Mean of the lowest ``share`` of the token log-probabilities (at least one token): the tokens the
+    model found least expected, where an unsupported name or number shows."""
+    ordered = sorted(logprobs)
+    k = max(1, math.ceil(share * len(ordered)))
+    return sum(ordered[:k]) / k
+
+
+def features(evidence: Evidence) -> dict[str, float]:
+    """Named features of one output, from its evidence (the fused models' inputs)."""
+    cond, uncond = evidence.conditional, evidence.unconditional
+    out = {
+        "cond_mean": sum(cond) / len(cond),
+        "cond_low": low_mean(cond),
+        "uncond_mean": sum(uncond) / len(uncond),
+        "log_tokens": math.log1p(len(cond)),
+    }
+    out["pmi_mean"] = out["cond_mean"] - out["uncond_mean"]
+    out["pmi_low"] = out["cond_low"] - low_mean(uncond)
+    if evidence.reference is not None:
+        out["ref_mean"] = sum(evidence.reference) / len(evidence.reference)
+        out["ref_pmi"] = out["ref_mean"] - out["uncond_mean"]
+    for name, margin in evidence.questions.items():
+        out[f"yes_{name}"] = max(-30.0, min(30.0, margin))
+    out.update(evidence.text)
+    return out

@@ -1,0 +1,98 @@
+"""Build a fused fit file from signals and human labels: the shipped SummEval fit and a user's refit.
+
+Both go through the same steps: per criterion (and per variant, with reference signals where every item
+has a reference), :func:`judgesdk.fused.fit.fit_criterion`'s nested cross-validation by document, then one
+:class:`~judgesdk.fused.model.FusedModelFile` with its provenance. :func:`signal_table` gives each raw
+signal's agreement on the same data, so a report can show what fusing bought.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from importlib.metadata import PackageNotFoundError, version
+
+import numpy as np
+
+from judgesdk.errors import InputError
+from judgesdk.fused.fit import fit_criterion, group_codes, mean_group_spearman
+from judgesdk.fused.model import CriterionModel, FusedModelFile, ModelIdentity, Variant
+from judgesdk.fused.signals import SIGNAL_SET, template_hashes
+
+MIN_ITEMS = 10
+ALIASES = {"faithfulness": "consistency", "factuality": "consistency", "factual consistency": "consistency"}
+
+
+def sdk_version() -> str:
+    try:
+        return version("judgesdk")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree without metadata
+        return "unknown"
+
+
+def check_labels(labels: Sequence[float], criterion: str, min_items: int = MIN_ITEMS) -> None:
+    if len(labels) < min_items:
+        raise InputError(f"{criterion}: {len(labels)} labelled items; a fit needs at least {min_items} (--min-items)")
+    if len(set(labels)) < 2:
+        raise InputError(f"{criterion}: every label is {labels[0]}: constant labels say nothing to fit")
+    if not all(math.isfinite(v) for v in labels):
+        raise InputError(f"{criterion}: labels must be finite numbers")
+
+
+def fit_file(
+    features: Sequence[Mapping[str, float]],
+    labels: Mapping[str, Sequence[float | None]],
+    groups: Sequence[str],
+    *,
+    model: ModelIdentity,
+    scales: Mapping[str, tuple[float, float]],
+    data: dict[str, object],
+    outer_k: int = 5,
+    inner_k: int = 4,
+    seed: int = 0,
+    min_items: int = MIN_ITEMS,
+) -> FusedModelFile:
+    """One fit file for every criterion in ``labels`` (a None label leaves that item out of that criterion)."""
+    criteria: dict[str, list[CriterionModel]] = {}
+    with_reference = all("ref_mean" in f for f in features)
+    for name, values in labels.items():
+        keep = [i for i, v in enumerate(values) if v is not None]
+        y = [float(values[i]) for i in keep]  # type: ignore[arg-type]
+        check_labels(y, name, min_items)
+        rows = [dict(features[i]) for i in keep]
+        docs = [groups[i] for i in keep]
+        k_outer, k_inner = _folds_for(docs, outer_k, inner_k)
+        low, high = scales[name]
+        variants: list[Variant] = ["source", "source+reference"] if with_reference else ["source"]
+        criteria[name] = [
+            fit_criterion(rows, y, docs, criterion=name, variant=v, low=low, high=high, outer_k=k_outer, inner_k=k_inner, seed=seed).model
+            for v in variants
+        ]
+    return FusedModelFile(
+        signal_set=SIGNAL_SET,
+        templates=template_hashes(),
+        model=model,
+        data=data,
+        folds={"level": "document", "outer_k": outer_k, "inner_k": inner_k, "seed": seed, "nested": True},
+        sdk_version=sdk_version(),
+        criteria=criteria,
+        aliases={alias: target for alias, target in ALIASES.items() if target in criteria},
+    )
+
+
+def _folds_for(groups: Sequence[str], outer_k: int, inner_k: int) -> tuple[int, int]:
+    """Fewer folds for small sets (each inner training set keeps at least two groups per fold)."""
+    n = len(set(groups))
+    if n < 3:
+        raise InputError(f"cross-validation needs at least 3 documents (or items without doc_id), got {n}")
+    outer = min(outer_k, n)
+    inner = max(2, min(inner_k, n - math.ceil(n / outer)))
+    return outer, inner
+
+
+def signal_table(features: Sequence[Mapping[str, float]], labels: Sequence[float], groups: Sequence[str]) -> dict[str, float]:
+    """Each signal's mean per-document Spearman with the labels (pooled Spearman without documents)."""
+    codes = group_codes(groups)
+    y = np.asarray(labels, dtype=float)
+    names = sorted(set.intersection(*(set(f) for f in features)))
+    return {n: round(mean_group_spearman(np.array([f[n] for f in features], dtype=float), y, codes), 4) for n in names}

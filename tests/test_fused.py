@@ -1,0 +1,245 @@
+"""The fused local judge's logic: text features, natural text, nested CV, the fit file, the scorer and auto."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+
+import numpy as np
+import pytest
+
+from judgesdk.errors import ConfigError, InputError
+from judgesdk.fused import model as fused_model
+from judgesdk.fused.fit import fit_criterion, folds, group_codes, mean_group_spearman, monotone_map
+from judgesdk.fused.model import ModelIdentity
+from judgesdk.fused.signals import Evidence, QUESTIONS, extract, features, low_mean
+from judgesdk.fused.text import precision, repetition, text_features, words
+from judgesdk.fused.train import fit_file, signal_table
+from judgesdk.provider import Capabilities
+from judgesdk.providers.scripted import ScriptedProvider, ScriptedReply
+from judgesdk.scorers import auto, fused
+from judgesdk.scorers.common import ScorerOptions
+from judgesdk.types import Criterion, JudgeItem, Scale
+
+COHERENCE = Criterion(name="coherence", description="well organised", scale=Scale.likert(1, 5))
+
+
+# -- text features ------------------------------------------------------------------------------------
+
+
+def test_ptb_and_natural_text_give_the_same_words_and_features():
+    ptb = "the team 's coach did n't ( really ) win ."
+    plain = "The team's coach didn't (really) win."
+    assert words(ptb) == ["the", "team", "s", "coach", "did", "n", "t", "really", "win"]
+    assert text_features(ptb, "The team's coach", None)["src_prec_1"] == pytest.approx(
+        text_features(plain, "The team's coach", None)["src_prec_1"], abs=0.12
+    )
+
+
+def test_precision_repetition_and_empty_sides():
+    assert precision(["a", "b", "c"], ["a", "b"], 1) == pytest.approx(2 / 3)
+    assert precision([], ["a"], 1) == 0.0
+    assert repetition(["a", "b", "c", "a", "b", "c", "a", "b", "c"], 3) == pytest.approx(4 / 7)
+    assert repetition(["a", "b"], 3) == 0.0
+    features_ = text_features("x", "source text", "reference")
+    assert all(math.isfinite(v) for v in features_.values())
+    assert {"ref_f1_1", "ref_f1_2", "src_prec_2", "lead_recall_2"} <= set(features_)
+
+
+def test_natural_view_joins_ptb_tokens_and_recases_names_from_the_source():
+    pytest.importorskip("nltk")
+    from judgesdk.meta.datasets import HumanRecord
+    from judgesdk.meta.natural import natural
+
+    record = HumanRecord(
+        doc_id="d", system_id="s", scores={"coherence": 3.0},
+        source="Paul Merson was at Burnley 's ground .", output="paul merson was at burnley 's ground .",
+        source_untokenized="Paul Merson was at Burnley's ground.",
+    )  # fmt: skip
+    out = natural(record)
+    assert out.source == "Paul Merson was at Burnley's ground."
+    assert out.output == "Paul Merson was at Burnley's ground."
+    assert out.scores == record.scores
+
+
+# -- nested cross-validation --------------------------------------------------------------------------
+
+
+def _synthetic(n_docs=30, per_doc=8, seed=0):
+    rng = np.random.default_rng(seed)
+    rows, y, docs = [], [], []
+    for d in range(n_docs):
+        level = rng.normal()
+        for _ in range(per_doc):
+            good, noise = rng.normal(), rng.normal()
+            row = {name: rng.normal() for name in ("cond_low", "uncond_mean", "pmi_low", "log_tokens")}
+            row.update(cond_mean=good + 0.3 * level, pmi_mean=noise)
+            rows.append(row)
+            y.append(float(np.clip(3 + good + 0.2 * rng.normal() + level, 1, 5)))
+            docs.append(f"doc{d}")
+    return rows, y, docs
+
+
+def test_folds_never_split_a_document():
+    codes = group_codes([f"d{i // 5}" for i in range(100)])
+    masks = folds(codes, 5, seed=3)
+    assert sum(m.sum() for m in masks) == 100
+    for mask in masks:
+        assert not set(codes[mask]) & set(codes[~mask])
+
+
+def test_nested_cv_recovers_a_planted_signal_and_ships_a_monotone_calibration():
+    rows, y, docs = _synthetic()
+    fitted = fit_criterion(rows, y, docs, criterion="coherence", variant="source", low=1, high=5)
+    model = fitted.model
+    assert model.cv["per_doc_spearman"] > 0.8
+    assert model.features[0] == "cond_mean" and "cond_mean" in model.features
+    assert model.coef[model.features.index("cond_mean")] > 0
+    assert all(b > a for a, b in zip(model.calibration_x, model.calibration_x[1:]))
+    assert all(b >= a for a, b in zip(model.calibration_y, model.calibration_y[1:]))
+    assert model.interval[0] < 0 < model.interval[1]
+    low, high = model.calibrate(-1e9), model.calibrate(1e9)
+    assert (low, high) == (1, 5)
+    assert len(fitted.predictions) == len(y)
+
+
+def test_monotone_map_keeps_distinct_scores_distinct():
+    x = np.array([0.0, 1.0, 2.0, 3.0, 4.0])
+    xs, ys = monotone_map(x, np.array([1.0, 3.0, 2.0, 4.0, 5.0]))
+    assert ys == [1.0, 2.5, 4.0, 5.0]
+    assert xs == [0.0, 1.5, 3.0, 4.0]
+
+
+def test_per_document_spearman_skips_constant_groups_and_pools_without_documents():
+    pred = np.array([1.0, 2, 3, 1, 1, 1])
+    y = np.array([1.0, 2, 3, 3, 2, 1])
+    assert mean_group_spearman(pred, y, np.array([0, 0, 0, 1, 1, 1])) == pytest.approx(1.0)
+    assert not math.isnan(mean_group_spearman(pred, y, np.arange(6)))
+
+
+def test_fit_file_refuses_too_few_or_constant_labels(tmp_path):
+    rows, y, docs = _synthetic(n_docs=4, per_doc=4)
+    identity = ModelIdentity(name="m", sha256="abc")
+    with pytest.raises(InputError, match="at least 10"):
+        fit_file(rows[:5], {"coherence": y[:5]}, docs[:5], model=identity, scales={"coherence": (1, 5)}, data={})
+    with pytest.raises(InputError, match="constant"):
+        fit_file(rows, {"coherence": [3.0] * len(rows)}, docs, model=identity, scales={"coherence": (1, 5)}, data={})
+
+
+def test_signal_table_reports_each_signal():
+    rows, y, docs = _synthetic()
+    table = signal_table(rows, y, docs)
+    assert table["cond_mean"] > 0.5 and abs(table["pmi_mean"]) < 0.3
+
+
+# -- the fit file and the scorer ------------------------------------------------------------------------
+
+
+def _fit_file(tmp_path, sha="abc123"):
+    rows, y, docs = _synthetic()
+    fitted = fit_file(
+        rows, {"coherence": y, "consistency": y}, docs, model=ModelIdentity(name="m", sha256=sha),
+        scales={"coherence": (1, 5), "consistency": (1, 5)}, data={"dataset": "synthetic"},
+    )  # fmt: skip
+    return fused_model.save(fitted, tmp_path / "fit.json")
+
+
+def _provider(sha: str | None = "abc123", **caps):
+    def answer(request):
+        if request.labels is not None:
+            return ScriptedReply(label_probs={" yes": 0.6, " no": 0.4})
+        good = "faithful" in (request.continuation or "")
+        return ScriptedReply(continuation_logprobs=[-0.5 if good else -3.0] * 40)
+
+    provider = ScriptedProvider(answer, capabilities=Capabilities(**caps) if caps else ScriptedProvider(answer).capabilities)
+    if sha is not None:
+        provider.model_sha256 = sha  # type: ignore[attr-defined]
+    return provider
+
+
+def test_fit_file_round_trips_and_refuses_another_format(tmp_path):
+    path = _fit_file(tmp_path)
+    loaded = fused_model.load(path)
+    assert loaded.for_criterion("faithfulness", has_reference=False).criterion == "consistency"
+    raw = json.loads(path.read_text())
+    raw["format"] = "judgesdk.fused/99"
+    path.write_text(json.dumps(raw))
+    with pytest.raises(ConfigError, match="format"):
+        fused_model.load(path)
+
+
+def test_fused_scorer_scores_on_the_human_scale_with_interval_and_provenance(tmp_path):
+    options = ScorerOptions(extra={"fused_model": str(_fit_file(tmp_path))})
+    provider = _provider()
+    good = asyncio.run(fused.score(provider, JudgeItem(output="a faithful summary", source="the article"), COHERENCE, options))
+    bad = asyncio.run(fused.score(provider, JudgeItem(output="an invented summary", source="the article"), COHERENCE, options))
+    assert good.status == "ok" and 1 <= bad.score < good.score <= 5
+    low, high = good.details["interval"]
+    assert low <= good.score <= high
+    assert good.method == "fused/source" and good.details["fit"]["model_sha256"] == "abc123"
+    assert set(good.details["signals"]) <= set(good.details["contributions"]) | set(good.details["signals"])
+
+
+def test_fused_scorer_refuses_a_fit_made_for_another_model_file(tmp_path):
+    options = ScorerOptions(extra={"fused_model": str(_fit_file(tmp_path, sha="other"))})
+    with pytest.raises(ConfigError, match="refit it"):
+        asyncio.run(fused.score(_provider(), JudgeItem(output="x", source="y"), COHERENCE, options))
+
+
+def test_signals_need_a_source_and_a_local_model():
+    with pytest.raises(InputError, match="source"):
+        asyncio.run(extract(_provider(), JudgeItem(output="x")))
+    with pytest.raises(Exception, match="local provider"):
+        asyncio.run(extract(_provider(logprobs=True), JudgeItem(output="x", source="y")))
+
+
+def test_evidence_features_are_derived_from_raw_token_logprobs():
+    evidence = Evidence(conditional=[-1.0, -2.0, -9.0, -0.5, -1.5], unconditional=[-3.0] * 5, questions={"coherence": 0.4})
+    values = features(evidence)
+    assert values["cond_mean"] == pytest.approx(-2.8)
+    assert values["cond_low"] == pytest.approx(-9.0) == low_mean(evidence.conditional)
+    assert values["pmi_mean"] == pytest.approx(0.2)
+    assert values["yes_coherence"] == 0.4 and "ref_mean" not in values
+    assert set(QUESTIONS) == {"coherence", "consistency", "fluency", "relevance"}
+
+
+# -- auto ------------------------------------------------------------------------------------------------
+
+
+def _auto(provider, item, criterion=COHERENCE, **extra):
+    return asyncio.run(auto.score(provider, item, criterion, ScorerOptions(extra=extra)))
+
+
+def test_auto_uses_the_fit_where_it_applies_and_says_why_not_elsewhere(tmp_path):
+    fit = str(_fit_file(tmp_path))
+    item = JudgeItem(output="a faithful summary", source="the article")
+    assert _auto(_provider(), item, fused_model=fit).method == "fused/source"
+
+    hosted = _auto(_provider(logprobs=True, max_top_logprobs=5, exact_labels=False), item, fused_model=fit)
+    assert hosted.method.startswith("geval/") and "no token likelihoods" in hosted.notes[0]
+
+    no_source = _auto(_provider(), JudgeItem(output="x"), fused_model=fit)
+    assert no_source.method.startswith("geval/") and "no source" in no_source.notes[0]
+
+    other = _auto(_provider(), item, Criterion(name="engagingness", scale=Scale.likert(1, 5)), fused_model=fit)
+    assert "no model for criterion 'engagingness'" in other.notes[0]
+
+    dialogue = _auto(_provider(), JudgeItem(output="x", source="y", context="a fact"), fused_model=fit)
+    assert "another task" in dialogue.notes[0]
+
+
+def test_auto_without_any_fit_for_the_model_falls_back_with_a_note():
+    result = _auto(_provider(sha="no-such-model"), JudgeItem(output="x", source="y"))
+    assert result.method.startswith("geval/") and "no fused fit" in result.notes[0]
+
+
+def test_a_fused_score_outside_the_fitted_range_is_flagged_for_review(tmp_path):
+    from judgesdk.meta.reliability import ItemSignals, review_flags
+
+    options = ScorerOptions(extra={"fused_model": str(_fit_file(tmp_path))})
+    result = asyncio.run(fused.score(_provider(), JudgeItem(output="faithful " * 300, source="the article"), COHERENCE, options))
+    assert result.details["outside_fitted_range"], result.details
+    assert any("needs review" in note for note in result.notes)
+    flag = review_flags([ItemSignals.from_result("x", result)])[0]
+    assert flag.needs_review and flag.reasons == ["outside_fit"]

@@ -1,0 +1,61 @@
+"""The default local judge on the real embedded model: the shipped fit, the README's example, reproducibility."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from judgesdk.fused import model as fused_model
+from judgesdk.judge import Judge
+from judgesdk.providers.llamacpp import EMBEDDED_MODEL
+
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLES = REPO / "examples" / "summaries.jsonl"
+SHIPPED = REPO / "judgesdk" / "fused_data" / f"{EMBEDDED_MODEL}.summeval.json"
+
+
+def test_the_shipped_fit_is_bundled_with_its_provenance():
+    fitted = fused_model.load(SHIPPED)
+    assert [f.model.sha256 for f in fused_model.bundled()] == [fitted.model.sha256]
+    assert set(fitted.criteria) == {"coherence", "consistency", "fluency", "relevance"}
+    assert fitted.aliases["faithfulness"] == "consistency"
+    assert fitted.folds["level"] == "document" and fitted.folds["nested"] is True
+    assert fitted.data["dataset"] == "summeval" and fitted.data["items"] == 1600
+    for variants in fitted.criteria.values():
+        for model in variants:
+            assert model.cv["per_doc_spearman"] > 0.2  # measured, not asserted into being: see benchmarks/README.md
+
+
+def _items() -> list[dict]:
+    return [json.loads(line) for line in EXAMPLES.read_text().splitlines() if line.strip()]
+
+
+def _judge(tmp_path: Path, **extra) -> Judge:
+    return Judge.from_config({"providers": [{"kind": "local"}], "cache": {"directory": str(tmp_path / "cache"), **extra}})
+
+
+@pytest.mark.integration
+def test_auto_on_the_embedded_model_ranks_faithful_examples_above_contradicting_ones(gguf_path, tmp_path):
+    items = _items()
+    with _judge(tmp_path) as judge:
+        results = judge.score_many(items, criterion="consistency")
+    by_kind: dict[str, list[float]] = {}
+    for item, result in zip(items, results):
+        assert result.status == "ok" and result.method == "fused/source", result
+        assert 1.0 <= result.score <= 5.0
+        low, high = result.details["interval"]
+        assert low <= result.score <= high
+        by_kind.setdefault(item["system_id"], []).append(result.score)
+    assert min(by_kind["good"] + by_kind["partial"]) > max(by_kind["wrong"]), by_kind
+
+
+@pytest.mark.integration
+def test_two_runs_give_the_same_scores_whatever_the_order_and_concurrency(gguf_path, tmp_path):
+    items = _items()[:4]
+    with Judge.from_config({"providers": [{"kind": "local"}], "cache": {"enabled": False}, "concurrency": 4}) as judge:
+        first = [r.score for r in judge.score_many(items, criterion=["coherence", "relevance"])]
+    with Judge.from_config({"providers": [{"kind": "local"}], "cache": {"enabled": False}, "concurrency": 1}) as judge:
+        second = [r.score for r in judge.score_many(items[::-1], criterion=["coherence", "relevance"])][::-1]
+    assert max(abs(a - b) for a, b in zip(first, second)) <= 0.01, (first, second)
