@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+from scipy.stats import spearmanr
 
 from judgesdk.fused import model as fused_model
 from judgesdk.fused.fit import CriterionFit, fit_criterion, group_codes, mean_group_spearman, system_kendall
@@ -37,13 +38,14 @@ SHIPPED = Path(__file__).resolve().parents[1] / "judgesdk" / "fused_data" / f"{E
 
 def load(path: Path, dataset: str) -> list[dict]:
     """Signal rows with their model-free features recomputed from the natural text (they cost no model
-    call, so changing them needs no new extraction) and without reference signals (the source variant)."""
+    call, so changing them needs no new extraction), the reference's n-gram overlap included, and without
+    the likelihood given the reference (computed for the first outputs only: too slow for every one)."""
     rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
     records = {f"{r.doc_id}::{r.system_id}": natural(r) for r in load_dataset(dataset)}
     for row in rows:
         record = records[row["id"]]
         evidence = Evidence.model_validate(row["evidence"]).model_copy(update={"reference": None})
-        evidence = evidence.model_copy(update={"text": text_features(record.output, record.source, None)})
+        evidence = evidence.model_copy(update={"text": text_features(record.output, record.source, record.reference)})
         row["features"] = evidence_features(evidence)
     return rows
 
@@ -67,6 +69,7 @@ def main() -> int:
     parser.add_argument("--signals", type=Path, default=Path("benchmarks/out/signals/summeval.jsonl"))
     parser.add_argument("--write", action="store_true", help=f"save the fit to {SHIPPED}")
     parser.add_argument("--bootstrap", type=int, default=0)
+    parser.add_argument("--variant", choices=["source", "source+reference"], default="source", help="which variant's table to print")
     parser.add_argument("--transfer", type=Path, help="signals of another dataset to apply the shipped fit to")
     parser.add_argument("--map", default="", help="transfer criterion mapping, e.g. informativeness=relevance")
     args = parser.parse_args()
@@ -81,24 +84,23 @@ def main() -> int:
     systems = [r["system_id"] for r in rows]
     print(f"{len(rows)} outputs, {len(set(docs))} documents")
     summary = {}
+    names = sorted(set.intersection(*(set(f) for f in features)))
     for name in CRITERIA:
         y = np.array([r["scores"][name] for r in rows])
-        singles = signal_table(features, y, docs)
-        print(f"\n## {name}\nsignals alone (per-doc Spearman): " + ", ".join(f"{k} {v:+.3f}" for k, v in sorted(singles.items(), key=lambda kv: -abs(kv[1]))))
-        for variant in ("source", "source+reference"):
-            fitted: CriterionFit = fit_criterion(features, y, docs, criterion=name, variant=variant, low=1.0, high=5.0)
-            pred = fitted.predictions
-            line = {
-                "per_doc": mean_group_spearman(pred, y, group_codes(docs)),
-                "pooled": float(np.corrcoef(np.argsort(np.argsort(pred)), np.argsort(np.argsort(y)))[0, 1]),
-                "system_kendall": system_kendall(pred, y, systems),
-            }
-            if args.bootstrap:
-                line["per_doc_ci"] = bootstrap(pred, y, docs, args.bootstrap)
-            summary[(name, variant)] = line["per_doc"]
-            print(f"fused ({variant}): " + json.dumps({k: (np.round(v, 3).tolist() if not isinstance(v, float) else round(v, 3)) for k, v in line.items()}) + f" chose {fitted.model.choice}")
-    for variant in ("source", "source+reference"):
-        print(f"\naverage per-doc Spearman ({variant}): {np.mean([summary[(c, variant)] for c in CRITERIA]):.3f}")
+        aux = np.mean([[r["scores"][c] for c in CRITERIA] for r in rows], axis=1)
+        fitted: CriterionFit = fit_criterion(features, y, docs, criterion=name, variant=args.variant, low=1.0, high=5.0, auxiliary=aux)
+        summary[name] = mean_group_spearman(fitted.predictions, y, group_codes(docs))
+        print(f"\n### {name}\n\nchosen by the inner folds on all data: {fitted.model.choice}\n")
+        print("| predictor | per-document Spearman [95% CI] | pooled Spearman | system Kendall |\n| --- | --- | --- | --- |")
+        columns = [("fused (nested CV)", fitted.predictions)] + [(n, np.array([f[n] for f in features])) for n in names]
+        for label, pred in sorted(columns, key=lambda c: -abs(mean_group_spearman(c[1], y, group_codes(docs))) if c[0] != "fused (nested CV)" else -9):
+            per_doc = mean_group_spearman(pred, y, group_codes(docs))
+            ci = bootstrap(pred, y, docs, args.bootstrap) if args.bootstrap else None
+            pooled = float(spearmanr(pred, y).statistic)
+            ci_text = f" [{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else ""
+            print(f"| {label} | {per_doc:+.3f}{ci_text} | {pooled:+.3f} | {system_kendall(pred, y, systems):+.3f} |")
+    print(f"\naverage per-document Spearman of the fused judge (nested CV): {np.mean(list(summary.values())):.3f} "
+          + ", ".join(f"{c} {v:.3f}" for c, v in summary.items()))
     if args.write:
         labels = {c: [r["scores"][c] for r in rows] for c in CRITERIA}
         identity = ModelIdentity(name=EMBEDDED_MODEL, sha256=embedded_sha256())

@@ -344,6 +344,7 @@ def run_bench(args: argparse.Namespace) -> int:
     from judgesdk.meta.datasets import load_dataset
     from judgesdk.meta.natural import natural
     from judgesdk.presets import criteria_for, criterion
+    from judgesdk.scorers.auto import NOT_SUMMARIES
 
     records = bench.select(
         load_dataset(args.dataset, args.data_dir), docs=args.docs, systems=args.systems.split(",") if args.systems else None
@@ -352,6 +353,8 @@ def run_bench(args: argparse.Namespace) -> int:
         records = [natural(r) for r in records]
     wanted = [criterion(args.dataset, name) for name in args.criteria.split(",")] if args.criteria else criteria_for(args.dataset)
     with Judge.from_config(args.config) as judge:
+        if args.dataset in NOT_SUMMARIES and judge.options.dataset is None:  # auto: stories and dialogues are no summaries
+            judge.options = judge.options.model_copy(update={"dataset": args.dataset})
         for crit in wanted:
             path = bench.predictions_path(args.out, args.dataset, crit.name, args.method)
             judged = bench.run_criterion(judge, records, crit, args.method, path)

@@ -13,7 +13,9 @@ from the scale's labels, so any scale works (Likert, letters, words):
 * ``rts``: one sentence of reasoning (no line break, ending at its first ``.``, ``!`` or ``?``, at most
   as many characters as leave room for the score line within ``max_tokens``: a token is at least one
   character of ASCII text), then ``\\nFinal score: <label>``, which the parser reads as the last marked
-  number (001 Tables 26-27's "Final score: 4.").
+  number (001 Tables 26-27's "Final score: 4."). On a scale of words or letters the line is
+  ``Final answer: <label>``, which :func:`judgesdk.parsing.parse_choice` reads as an explicit answer
+  (it would not read "Final score: A"); the repair's line is "Answer:" there for the same reason.
 
 A constrained answer can still fail to parse: cut by ``max_tokens`` (text outside ASCII can take several
 tokens per character), or from a backend that declared the capability and ignored the grammar. It is then
@@ -39,6 +41,7 @@ from judgesdk.types import Scale
 FormatName = Literal["direct", "rts", "fusion"]
 RTS_CLOSING = "\nFinal score:"
 SCORE_CLOSING = "\nScore:"
+CHOICE_CLOSINGS = {RTS_CLOSING: "\nFinal answer:", SCORE_CLOSING: "\nAnswer:"}  # the same lines on label scales
 SENTENCE_ENDS = ".!?"
 
 
@@ -49,7 +52,7 @@ def literal(text: str) -> str:
 
 
 def labels_rule(scale: Scale) -> str:
-    """An alternation of the scale's labels (longest first, so "10" is not read as "1" then junk)."""
+    """An alternation of the scale's labels, longest first (a fixed order; GBNF tries every alternative)."""
     labels = sorted(dict.fromkeys(scale.labels), key=lambda label: (-len(label), label))
     return "(" + " | ".join(literal(label) for label in labels) + ")"
 
@@ -59,16 +62,31 @@ def score_grammar(scale: Scale) -> str:
     return f'root ::= " "? score\nscore ::= {labels_rule(scale)}\n'
 
 
+def closing_line(scale: Scale, closing: str) -> str:
+    """``closing`` (a score line's marker) as the parser reads it on ``scale``: numbers after "Score:",
+    words and letters after "Answer:"."""
+    return closing if all(_is_number(label) for label in scale.labels) else CHOICE_CLOSINGS[closing]
+
+
+def _is_number(label: str) -> bool:
+    try:
+        float(label)
+    except ValueError:
+        return False
+    return True
+
+
 def rts_grammar(scale: Scale, max_tokens: int) -> str:
     """One sentence of reasoning, then ``\\nFinal score: <label>``, within ``max_tokens`` tokens of ASCII text.
 
     The reasoning may be empty only when ``max_tokens`` leaves no room for it."""
-    tail = len(RTS_CLOSING) + 1 + max(len(label) for label in scale.labels)  # "\nFinal score: 10"
+    line = closing_line(scale, RTS_CLOSING)
+    tail = len(line) + 1 + max(len(label) for label in scale.labels)  # "\nFinal score: 10"
     room = max_tokens - tail - 2  # the leading space and the sentence's end
     if room < 1:
-        return f"root ::= {literal(RTS_CLOSING.lstrip() + ' ')} score\nscore ::= {labels_rule(scale)}\n"
+        return f"root ::= {literal(line.lstrip() + ' ')} score\nscore ::= {labels_rule(scale)}\n"
     return (
-        f'root ::= " "? reason [{SENTENCE_ENDS}] {literal(RTS_CLOSING + " ")} score\n'
+        f'root ::= " "? reason [{SENTENCE_ENDS}] {literal(line + " ")} score\n'
         f"reason ::= [^\\n{SENTENCE_ENDS}]{{1,{room}}}\n"
         f"score ::= {labels_rule(scale)}\n"
     )
@@ -107,9 +125,11 @@ def answer_format(name: FormatName, scale: Scale, *, max_tokens: int = 8) -> Ans
     score = score_grammar(scale)
     repair_tokens = 2 + max(len(label) for label in scale.labels)  # a space and the label, one token a character at worst
     if name == "rts":
-        return AnswerFormat(name=name, grammar=rts_grammar(scale, max_tokens), closing=RTS_CLOSING, repair_grammar=score, repair_max_tokens=repair_tokens)
+        closing = closing_line(scale, RTS_CLOSING)
+        return AnswerFormat(name=name, grammar=rts_grammar(scale, max_tokens), closing=closing, repair_grammar=score, repair_max_tokens=repair_tokens)
     if name in ("direct", "fusion"):
-        return AnswerFormat(name=name, grammar=score, closing=SCORE_CLOSING, repair_grammar=score, repair_max_tokens=repair_tokens)
+        closing = closing_line(scale, SCORE_CLOSING)
+        return AnswerFormat(name=name, grammar=score, closing=closing, repair_grammar=score, repair_max_tokens=repair_tokens)
     raise InputError(f"no answer format for method {name!r}: use direct, rts or fusion")
 
 

@@ -49,9 +49,10 @@ def test_readme_command_scores_the_example_on_the_embedded_model(tmp_path, capsy
     code, out, err = run(argv, capsys)
     lines = [json.loads(line) for line in out.splitlines()]
     assert code == 0 and len(lines) == 6
-    for line in lines:
-        assert line["method"] == "geval/exact" and line["distribution"]["method"] == "exact"
-        assert 0 < line["distribution"]["coverage"] <= 1 and line["score"] is not None
+    for line in lines:  # the default method (auto) judges consistency of a summary with the fused judge
+        assert line["method"] == "fused/source" and line["distribution"] is None
+        assert 1 <= line["score"] <= 5 and line["status"] == "ok"
+        assert line["details"]["interval"][0] <= line["score"] <= line["details"]["interval"][1]
         assert line["doc_id"] and line["system_id"] and not line["cached"]
     assert "model tokens evaluated" in err and "x the" in err and "unique" in err  # the run's reuse report
     code, out, err = run(argv, capsys)  # the second identical run: every answer from the cache

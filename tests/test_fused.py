@@ -243,3 +243,59 @@ def test_a_fused_score_outside_the_fitted_range_is_flagged_for_review(tmp_path):
     assert any("needs review" in note for note in result.notes)
     flag = review_flags([ItemSignals.from_result("x", result)])[0]
     assert flag.needs_review and flag.reasons == ["outside_fit"]
+
+
+def test_auto_runs_the_prompted_method_when_a_template_is_configured(tmp_path):
+    from judgesdk.templates import load_template
+
+    options = ScorerOptions(extra={"fused_model": str(_fit_file(tmp_path))}, template=load_template("direct.likert"))
+    result = asyncio.run(auto.score(_provider(), JudgeItem(output="a faithful summary", source="x"), COHERENCE, options))
+    assert result.method.startswith("geval/") and "template" in result.notes[0]
+
+
+# -- refit on the user's own labels (judgesdk calibrate --fused) -------------------------------------------
+
+
+def _labelled(tmp_path, n=24, constant=False):
+    lines = []
+    for i in range(n):
+        good = i % 3 != 0
+        lines.append({
+            "id": f"i{i}", "doc_id": f"d{i // 4}", "source": f"article {i // 4}",
+            "output": ("a faithful summary " if good else "an invented summary ") + "x" * (i % 5),
+            "scores": {"faithfulness": 3.0 if constant else (4.0 + 0.1 * (i % 4) if good else 1.5)},
+        })  # fmt: skip
+    path = tmp_path / "labels.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
+
+
+def test_refit_on_user_labels_gives_a_fit_for_this_model_and_each_signals_agreement(tmp_path):
+    from judgesdk.fused.refit import refit
+
+    done = asyncio.run(refit(_provider(), _labelled(tmp_path), "faithfulness"))
+    model = done.fitted.criteria["faithfulness"][0]
+    assert done.fitted.model.sha256 == "abc123" and done.n_items == 24 and done.n_groups == 6
+    assert model.cv["per_doc_spearman"] > 0.5 and model.low == 1.5 and model.high == 4.3
+    assert done.signals["cond_mean"] > 0.5
+    path = fused_model.save(done.fitted, tmp_path / "mine.json")
+    result = asyncio.run(fused.score(_provider(), JudgeItem(output="a faithful summary", source="s"), Criterion(name="faithfulness"), ScorerOptions(extra={"fused_model": str(path)})))
+    assert result.status == "ok" and result.score > 3
+
+
+def test_refit_refuses_constant_labels_too_few_items_and_hosted_providers(tmp_path):
+    from judgesdk.fused.refit import refit
+
+    with pytest.raises(InputError, match="constant"):
+        asyncio.run(refit(_provider(), _labelled(tmp_path, constant=True), "faithfulness"))
+    with pytest.raises(InputError, match="at least 10"):
+        asyncio.run(refit(_provider(), _labelled(tmp_path, n=6), "faithfulness"))
+    with pytest.raises(ConfigError, match="local model file"):
+        asyncio.run(refit(_provider(sha=None), _labelled(tmp_path), "faithfulness"))
+
+
+def test_calibrate_cli_needs_judge_results_or_fused(tmp_path, capsys):
+    from judgesdk import cli
+
+    code = cli.main(["calibrate", "--human", str(_labelled(tmp_path)), "--dimension", "faithfulness", "-o", str(tmp_path / "c.json")])
+    assert code == 3 and "--fused" in capsys.readouterr().err

@@ -33,7 +33,7 @@ def openai_provider(server, api="completions", **kwargs):
 
 
 def test_local_exact_distribution_with_prefix_reuse(local):
-    judge = Judge(local)
+    judge = Judge(local, method="geval")  # the default (auto) would use the fused judge on this model
     results = judge.score_many([JudgeItem(output=o, source=SOURCE) for o in OUTPUTS], criterion=CONSISTENCY)
     for result in results:
         assert result.method == "geval/exact" and result.provider == "local"
@@ -197,7 +197,7 @@ def test_fallback_chain_moves_from_a_failing_server_to_the_local_model(fault_pro
         OpenAIProvider(llama_server.model, base_url=fault_proxy.base_url, api="completions"),
         RetryPolicy(max_attempts=2, initial_wait_s=0.01, max_wait_s=0.02),
     )
-    judge = Judge([failing, local], settings=FLAG)
+    judge = Judge([failing, local], settings=FLAG, method="geval")
     result = judge.score(OUTPUTS[0], source=SOURCE, criterion=CONSISTENCY)
     assert result.provider == "local" and result.method == "geval/exact"
     assert any("openai" in note and "failed" in note for note in result.notes)

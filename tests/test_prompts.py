@@ -72,6 +72,7 @@ PLAUSIBLE = {
     "bleurt_score": "0.41",
     "sum_bleurt_score": "0.37",
     "lm_prob_score": "0.12",
+    "question": "Is this summary fluent and grammatical?",
 }
 DOCUMENTED = set(PLAUSIBLE)
 JUDGED = ("output", "output_a", "output_b")
@@ -101,7 +102,12 @@ REQUIRED = {
     "fusion": {"fusion.plan", "fusion.execute", "fusion.nli"},
     "pairwise": {"pairwise.compare"},
     "likelihood": {"likelihood.generic"},
+    "signals": {"signals.conditional", "signals.unconditional", "signals.reference", "signals.question"},
 }
+# The fused local judge's signal prompts: wording ours, not from the five papers (their source names the work
+# they follow); scored as continuations, and the unconditional baseline has no placeholder at all.
+SIGNALS = ("signals.",)
+NO_PLACEHOLDER = ("signals.unconditional",)
 # Templates answered in free text (reason first, or a generated text / plan / multi-criterion report).
 FREE_TEXT = ("rts.", "synthetic.generate_", "fusion.plan", "fusion.execute.")
 # Templates whose wording is ours: they carry the "data, not instructions" sentence.
@@ -131,7 +137,10 @@ def test_file_metadata(path: Path):
     rel = path.relative_to(PROMPTS)
     assert t.id == f"{rel.parent.as_posix().replace('/', '.')}.{path.stem}", "id must be <folder>.<file stem>"
     assert t.version == "1"
-    assert re.search(r"\b00[0-4]\b", t.source), f"{t.id}: source must name the paper (000-004) and its section"
+    if t.id.startswith(SIGNALS):
+        assert "wording is ours" in t.source, f"{t.id}: a signal prompt says where it comes from and that its wording is ours"
+    else:
+        assert re.search(r"\b00[0-4]\b", t.source), f"{t.id}: source must name the paper (000-004) and its section"
     assert len(t.description) > 40, f"{t.id}: describe what the template is for and what was adapted"
     raw = tomllib.loads(path.read_text(encoding="utf-8"))
     unknown = set(raw) - {"id", "version", "source", "description", "system", "user", "answer_prefix"}
@@ -149,7 +158,7 @@ def test_ids_unique_and_families_complete():
 @pytest.mark.parametrize("tid", IDS)
 def test_placeholders_documented(tid: str):
     t = TEMPLATES[tid]
-    assert t.variables, f"{tid} has no placeholders"
+    assert t.variables or tid in NO_PLACEHOLDER, f"{tid} has no placeholders"
     assert t.variables <= DOCUMENTED, f"{tid} uses undocumented placeholders {sorted(t.variables - DOCUMENTED)}"
     # every {{...}} must be a well-formed placeholder, and no single-brace leftovers of the papers' notation
     text = "".join([t.system or "", t.user, t.answer_prefix])
@@ -166,8 +175,9 @@ def test_renders(tid: str):
     assert "{{" not in text and "}}" not in text
     for name in t.variables:
         assert PLAUSIBLE[name] in text
-    with pytest.raises(InputError):
-        t.render()
+    if t.variables:
+        with pytest.raises(InputError):
+            t.render()
 
 
 @pytest.mark.parametrize("tid", IDS)
@@ -187,7 +197,7 @@ def test_shared_part_before_judged_text(tid: str):
         assert text.index(PLAUSIBLE["rung"]) < text.index(PLAUSIBLE["output"])
 
 
-@pytest.mark.parametrize("tid", [tid for tid in IDS if not _free_text(tid)])
+@pytest.mark.parametrize("tid", [tid for tid in IDS if not _free_text(tid) and tid not in NO_PLACEHOLDER])
 def test_label_templates_end_where_the_label_comes(tid: str):
     """Plain text ends with the answer prefix, with no trailing space: the next token is the label (" 5" or "5")."""
     t = TEMPLATES[tid]

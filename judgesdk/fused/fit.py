@@ -21,10 +21,13 @@ from judgesdk.calibration import pava
 from judgesdk.errors import InputError
 from judgesdk.fused.model import CriterionModel, Variant
 
-LIKELIHOOD = ("cond_mean", "cond_low", "uncond_mean", "pmi_mean", "pmi_low", "log_tokens")
+LIKELIHOOD = ("cond_mean", "cond_low", "cond_min", "cond_std", "uncond_mean", "pmi_mean", "pmi_low", "log_tokens")
 QUESTIONS = ("yes_coherence", "yes_consistency", "yes_fluency", "yes_relevance")
-TEXT = ("log_words", "repeat_3", "src_prec_1", "src_prec_2", "src_prec_4", "lead_recall_2", "key_recall", "name_recall", "len_ratio")
-REFERENCE = ("ref_mean", "ref_pmi", "ref_f1_1", "ref_f1_2")
+TEXT = (
+    "log_words", "repeat_3", "log_sentences", "words_per_sentence", "unfinished", "adjacent_repeat",
+    "src_prec_1", "src_prec_2", "src_prec_4", "lead_recall_2", "key_recall", "name_recall", "len_ratio",
+)  # fmt: skip
+REFERENCE = ("ref_f1_1", "ref_f1_2", "ref_mean", "ref_pmi")  # the likelihood pair only where it was computed
 GROUPS: dict[str, tuple[str, ...]] = {
     "likelihood": LIKELIHOOD,
     "likelihood+text": LIKELIHOOD + TEXT,
@@ -42,6 +45,7 @@ class Spec:
     features: tuple[str, ...]
     alpha: float
     mode: str
+    mix: float = 0.0  # share of the auxiliary target (e.g. the mean of all criteria) in what the ridge is fitted to
 
 
 @dataclass
@@ -64,7 +68,7 @@ class CriterionFit:
     predictions: np.ndarray
 
 
-def candidates(variant: Variant, available: set[str]) -> list[Spec]:
+def candidates(variant: Variant, available: set[str], mixes: Sequence[float] = (0.0,)) -> list[Spec]:
     specs = []
     for group, names in GROUPS.items():
         features = names + (REFERENCE if variant == "source+reference" else ())
@@ -73,7 +77,8 @@ def candidates(variant: Variant, available: set[str]) -> list[Spec]:
             continue
         for alpha in ALPHAS:
             for mode in MODES:
-                specs.append(Spec(group, features, alpha, mode))
+                for mix in mixes:
+                    specs.append(Spec(group, features, alpha, mode, mix))
     return specs
 
 
@@ -147,18 +152,28 @@ def folds(codes: np.ndarray, k: int, seed: int) -> list[np.ndarray]:
     return [assignment == i for i in range(k)]
 
 
-def out_of_fold(X: np.ndarray, y: np.ndarray, codes: np.ndarray, spec: Spec, k: int, seed: int) -> np.ndarray:
+def fitting_target(y: np.ndarray, aux: np.ndarray | None, spec: Spec) -> np.ndarray:
+    """What the ridge is fitted to: the criterion's labels, or a mix with a less noisy auxiliary target
+    (SummEval's four criteria share much of their signal; their mean has a third of one's annotator noise).
+    Predictions are always judged, and calibrated, against the criterion's own labels."""
+    return y if aux is None or spec.mix == 0 else (1 - spec.mix) * y + spec.mix * aux
+
+
+def out_of_fold(X: np.ndarray, y: np.ndarray, codes: np.ndarray, spec: Spec, k: int, seed: int, aux: np.ndarray | None = None) -> np.ndarray:
     pred = np.empty_like(y)
+    fit_to = fitting_target(y, aux, spec)
     for test in folds(codes, k, seed):
-        pred[test] = fit_linear(X[~test], y[~test], codes[~test], spec)(X[test])
+        pred[test] = fit_linear(X[~test], fit_to[~test], codes[~test], spec)(X[test])
     return pred
 
 
-def choose(columns: dict[str, np.ndarray], y: np.ndarray, codes: np.ndarray, specs: list[Spec], k: int, seed: int) -> tuple[Spec, float]:
+def choose(
+    columns: dict[str, np.ndarray], y: np.ndarray, codes: np.ndarray, specs: list[Spec], k: int, seed: int, aux: np.ndarray | None = None
+) -> tuple[Spec, float]:
     best, best_score = specs[0], -np.inf
     for spec in specs:
         X = np.stack([columns[f] for f in spec.features], axis=1)
-        score = mean_group_spearman(out_of_fold(X, y, codes, spec, k, seed), y, codes)
+        score = mean_group_spearman(out_of_fold(X, y, codes, spec, k, seed, aux), y, codes)
         if score > best_score + 1e-12:
             best, best_score = spec, score
     return best, float(best_score)
@@ -195,13 +210,16 @@ def fit_criterion(
     outer_k: int = 5,
     inner_k: int = 4,
     seed: int = 0,
+    auxiliary: Sequence[float] | None = None,
 ) -> CriterionFit:
     """The nested-CV procedure of the module docstring for one criterion; ``cv`` holds its outer-fold
-    agreement and the best single signal's for comparison."""
+    agreement and the best single signal's for comparison. With ``auxiliary`` (one value per row, e.g.
+    the mean of every criterion's labels), the inner folds may also choose to fit to a mix of it."""
     target = np.asarray(y, dtype=float)
+    aux = None if auxiliary is None else np.asarray(auxiliary, dtype=float)
     codes = group_codes(groups)
     available = set.intersection(*(set(r) for r in rows))
-    specs = candidates(variant, available)
+    specs = candidates(variant, available, (0.0,) if aux is None else (0.0, 0.5))
     if not specs:
         raise InputError(f"no signals available to fit {criterion} ({variant})")
     names = sorted({f for s in specs for f in s.features})
@@ -211,19 +229,20 @@ def fit_criterion(
     for fold, test in enumerate(folds(codes, outer_k, seed)):
         train = ~test
         sub = {f: c[train] for f, c in columns.items()}
-        spec, _ = choose(sub, target[train], codes[train], specs, inner_k, seed + 1 + fold)
+        aux_train = None if aux is None else aux[train]
+        spec, _ = choose(sub, target[train], codes[train], specs, inner_k, seed + 1 + fold, aux_train)
         X_train = np.stack([sub[f] for f in spec.features], axis=1)
-        inner = out_of_fold(X_train, target[train], codes[train], spec, inner_k, seed + 1 + fold)
+        inner = out_of_fold(X_train, target[train], codes[train], spec, inner_k, seed + 1 + fold, aux_train)
         xs, ys = monotone_map(inner, target[train])
-        model = fit_linear(X_train, target[train], codes[train], spec)
+        model = fit_linear(X_train, fitting_target(target[train], aux_train, spec), codes[train], spec)
         linear_test = model(np.stack([columns[f][test] for f in spec.features], axis=1))
         outer_pred[test] = [_calibrated(v, xs, ys, low, high) for v in linear_test]
 
-    spec, inner_score = choose(columns, target, codes, specs, inner_k, seed)
+    spec, inner_score = choose(columns, target, codes, specs, inner_k, seed, aux)
     X = np.stack([columns[f] for f in spec.features], axis=1)
-    oof = out_of_fold(X, target, codes, spec, inner_k, seed)
+    oof = out_of_fold(X, target, codes, spec, inner_k, seed, aux)
     xs, ys = monotone_map(oof, target)
-    model = fit_linear(X, target, codes, spec)
+    model = fit_linear(X, fitting_target(target, aux, spec), codes, spec)
     calibrated = np.array([_calibrated(v, xs, ys, low, high) for v in oof])
     residual = calibrated - target
     tail = (1 - INTERVAL_LEVEL) / 2
@@ -246,7 +265,7 @@ def fit_criterion(
         interval=(float(np.quantile(residual, tail)), float(np.quantile(residual, 1 - tail))),
         interval_level=INTERVAL_LEVEL,
         fitted_range=[(float(np.quantile(X[:, j], 0.005)), float(np.quantile(X[:, j], 0.995))) for j in range(X.shape[1])],
-        choice={"group": spec.group, "alpha": spec.alpha, "mode": spec.mode, "inner_cv_per_doc_spearman": round(inner_score, 4), "best_single_signal": best_name},
+        choice={"group": spec.group, "alpha": spec.alpha, "mode": spec.mode, "auxiliary_mix": spec.mix, "inner_cv_per_doc_spearman": round(inner_score, 4), "best_single_signal": best_name},
         cv={k: (None if v is None else round(float(v), 4)) for k, v in cv.items()},
     )
     return CriterionFit(model_out, outer_pred)

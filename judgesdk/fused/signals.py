@@ -2,10 +2,11 @@
 
 A 270M base model asked for a 1-5 label answers at chance, but how probable it finds an output given its
 source, and how much more probable than without the source, carries real signal (benchmarks/README.md,
-"Local fused judge"). This module computes that evidence for one output, with requests arranged so a
+"The free local judge"). This module computes that evidence for one output, with requests arranged so a
 local model reuses its KV cache: the source is evaluated once per document (every output of it continues
-the same tokens), and the yes/no questions continue the output's tokens, so each costs only its ~15
-question tokens, and the questions of one output share one parallel decode.
+the same tokens). Optional UniEval-style yes/no questions continue the output's tokens, so each costs only
+its ~15 question tokens; they are off by default (little signal on the embedded model, and label
+probabilities that move with the cache's history).
 
 :class:`Evidence` keeps the raw token log-probabilities, so new aggregations need no new model calls;
 :func:`features` turns it into the named numbers a fused model reads. Nothing here knows a criterion's
@@ -70,10 +71,11 @@ async def extract(
     item: JudgeItem,
     *,
     questions: Sequence[str] = (),
-    reference: bool = True,
+    reference: bool = False,
 ) -> Evidence:
-    """The signals of ``item`` (which needs a source). ``reference=False`` skips the reference likelihood
-    even when the item has one; ``questions`` picks which criteria's yes/no questions are asked (none by
+    """The signals of ``item`` (which needs a source). ``reference=True`` adds the output's likelihood given
+    the item's reference (one more continuation pass; the reference's n-gram overlap is always computed
+    when the item has one, since it costs no model call); ``questions`` picks which criteria's yes/no questions are asked (none by
     default: on the embedded model they carried little signal and their label probabilities move with
     the KV cache's history, see benchmarks/README.md)."""
     if item.source is None or not item.source.strip():
@@ -121,7 +123,7 @@ async def extract(
         (ref,) = await timed("reference", _continuation(tpl["signals.reference"], item.output, reference=item.reference))
         ref_tokens = _logprobs(ref, provider)
     started = time.perf_counter()
-    text = text_features(item.output, item.source, item.reference if reference else None)
+    text = text_features(item.output, item.source, item.reference)
     seconds["text"] = time.perf_counter() - started
     return Evidence(
         conditional=_logprobs(conditional, provider),
@@ -180,6 +182,8 @@ def features(evidence: Evidence) -> dict[str, float]:
     }
     out["pmi_mean"] = out["cond_mean"] - out["uncond_mean"]
     out["pmi_low"] = out["cond_low"] - low_mean(uncond)
+    out["cond_min"] = min(cond)  # the single least expected token (a wrong name or number)
+    out["cond_std"] = float(sum((v - out["cond_mean"]) ** 2 for v in cond) / len(cond)) ** 0.5
     if evidence.reference is not None:
         out["ref_mean"] = sum(evidence.reference) / len(evidence.reference)
         out["ref_pmi"] = out["ref_mean"] - out["uncond_mean"]

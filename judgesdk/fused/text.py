@@ -94,9 +94,14 @@ def text_features(output: str, source: str | None, reference: str | None) -> dic
     """The model-free features of one output (source features only with a source, reference ones only
     with a reference)."""
     out = words(output)
+    sentences = [s for s in _SENTENCE_END.split(output.strip()) if s.strip()]
     features = {
         "log_words": math.log1p(len(out)),
         "repeat_3": repetition(out, 3),
+        "log_sentences": math.log1p(len(sentences)),
+        "words_per_sentence": len(out) / max(1, len(sentences)),
+        "unfinished": float(not output.rstrip().endswith((".", "!", "?", '"', "'", ")"))),
+        "adjacent_repeat": sum(a == b for a, b in zip(out, out[1:])) / max(1, len(out) - 1),
     }
     if source is not None:
         src = words(source)

@@ -54,7 +54,9 @@ def fit_file(
 ) -> FusedModelFile:
     """One fit file for every criterion in ``labels`` (a None label leaves that item out of that criterion)."""
     criteria: dict[str, list[CriterionModel]] = {}
-    with_reference = all("ref_mean" in f for f in features)
+    with_reference = all("ref_f1_1" in f for f in features)
+    complete = [i for i in range(len(features)) if all(values[i] is not None for values in labels.values())]
+    mean_label = {i: float(np.mean([labels[c][i] for c in labels])) for i in complete} if len(labels) > 1 else {}
     for name, values in labels.items():
         keep = [i for i, v in enumerate(values) if v is not None]
         y = [float(values[i]) for i in keep]  # type: ignore[arg-type]
@@ -64,8 +66,11 @@ def fit_file(
         k_outer, k_inner = _folds_for(docs, outer_k, inner_k)
         low, high = scales[name]
         variants: list[Variant] = ["source", "source+reference"] if with_reference else ["source"]
+        aux = [mean_label[i] for i in keep] if mean_label and all(i in mean_label for i in keep) else None
         criteria[name] = [
-            fit_criterion(rows, y, docs, criterion=name, variant=v, low=low, high=high, outer_k=k_outer, inner_k=k_inner, seed=seed).model
+            fit_criterion(
+                rows, y, docs, criterion=name, variant=v, low=low, high=high, outer_k=k_outer, inner_k=k_inner, seed=seed, auxiliary=aux
+            ).model
             for v in variants
         ]
     return FusedModelFile(

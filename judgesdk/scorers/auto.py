@@ -2,8 +2,9 @@
 
 The fused judge (:mod:`judgesdk.scorers.fused`) is used when the provider gives token likelihoods and exact
 label probabilities (a local model), a fit exists for its model file, the item is an output judged against
-a source, and the fit has a model for the criterion (by name or alias: faithfulness is consistency). Anything
-else (hosted providers, dialogue or stories, other criteria) is judged by the prompted method, and the
+a source, the fit has a model for the criterion (by name or alias: faithfulness is consistency), and no prompt
+template was configured. Anything else (hosted providers, dialogue or stories, other criteria, a chosen
+template) is judged by the prompted method, and the
 result's notes say why, so a reader never mistakes one scale for the other.
 """
 
@@ -25,6 +26,8 @@ def fused_unavailable(provider: Provider, item: JudgeItem, criterion: Criterion,
         return f"{provider.kind}/{provider.model} gives no token likelihoods and exact label probabilities", None
     if options.dataset in NOT_SUMMARIES or item.context is not None:
         return "the fused judge is fitted on summaries of a source, and this is another task", None
+    if options.template is not None:
+        return f"a prompt template ({options.template.id}) was configured, and the prompted method runs it", None
     if item.source is None or not item.source.strip():
         return "the item has no source, and the fused judge scores an output against its source", None
     fitted = fused.fit_for(provider, options)

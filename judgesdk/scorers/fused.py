@@ -65,7 +65,8 @@ async def score_with(
     provider: Provider, item: JudgeItem, criterion: Criterion, fitted: FusedModelFile, model: CriterionModel, method: str
 ) -> JudgeResult:
     asked = [name for name in QUESTIONS if f"yes_{name}" in model.features]
-    evidence = await extract(provider, item, questions=asked, reference=model.variant == "source+reference")
+    likelihood_given_reference = any(f in model.features for f in ("ref_mean", "ref_pmi"))
+    evidence = await extract(provider, item, questions=asked, reference=likelihood_given_reference)
     values = features(evidence)
     value, (low, high) = model.predict(values)
     outside = model.outside(values)
