@@ -1,13 +1,19 @@
-"""Fit the fused local judge on SummEval signals and measure it (nested CV by document).
+"""Fit the fused local judge on annotated news-summary signals and measure it (nested CV by document).
 
-    python benchmarks/fused_signals.py --dataset summeval        # the signals (about an hour on 2 cores)
-    python benchmarks/fused_fit.py [--write] [--bootstrap 1000]
+    python benchmarks/fused_signals.py --dataset summeval --no-reference --no-questions   # ~1 h on 2 cores
+    python benchmarks/fused_signals.py --dataset newsroom --no-reference --no-questions   # ~25 min
+    python benchmarks/fused_fit.py --also newsroom [--write] [--bootstrap 1000]           # the shipped fit
+    python benchmarks/fused_fit.py [--fit-out FIT.json]                                   # SummEval alone
+    python benchmarks/fused_fit.py --transfer benchmarks/out/signals/newsroom.jsonl --model FIT.json \
+        --map informativeness=relevance                                                   # unseen data
 
-Prints, per criterion: each signal alone (mean per-document Spearman, its sign as measured), the fused
-model's outer-fold agreement (per-document Spearman, pooled Spearman, system-level Kendall, with bootstrap
-CIs over documents), and what the inner folds chose. ``--write`` saves the fit shipped in the package
-(judgesdk/fused_data/). ``--transfer FILE`` applies the shipped fit, unchanged, to another dataset's
-signals (e.g. NewsRoom) and compares it with each signal alone there.
+Prints, per criterion: the fused model's outer-fold agreement on each dataset (per-document Spearman,
+pooled Spearman, system-level Kendall, bootstrap CIs over documents), what the inner folds chose, and each
+signal alone on SummEval. ``--also`` adds other datasets' rows to the fit (a criterion a dataset does not
+annotate leaves its rows out of that criterion's model; documents stay whole in the folds). ``--write``
+saves the fit shipped in the package (judgesdk/fused_data/); ``--fit-out`` saves it elsewhere.
+``--transfer FILE`` applies a fit (``--model``, default the shipped one), unchanged, to another dataset's
+signals and compares it with each signal alone there.
 """
 
 from __future__ import annotations
@@ -33,7 +39,7 @@ from judgesdk.meta.datasets import shared_data_dir
 from judgesdk.providers.llamacpp import EMBEDDED_MODEL, embedded_sha256
 
 CRITERIA = ("coherence", "consistency", "fluency", "relevance")
-SHIPPED = Path(__file__).resolve().parents[1] / "judgesdk" / "fused_data" / f"{EMBEDDED_MODEL}.summeval.json"
+SHIPPED = Path(__file__).resolve().parents[1] / "judgesdk" / "fused_data" / f"{EMBEDDED_MODEL}.news.json"
 
 
 def load(path: Path, dataset: str) -> list[dict]:
@@ -67,55 +73,85 @@ def bootstrap(pred: np.ndarray, y: np.ndarray, docs: list[str], n: int, seed: in
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--signals", type=Path, default=Path("benchmarks/out/signals/summeval.jsonl"))
+    parser.add_argument("--also", default="", help="comma list of other datasets whose signals (same folder) join the fit, e.g. newsroom")
     parser.add_argument("--write", action="store_true", help=f"save the fit to {SHIPPED}")
+    parser.add_argument("--fit-out", type=Path, help="save the fit to this file instead")
     parser.add_argument("--bootstrap", type=int, default=0)
+    parser.add_argument("--drop", default="", help="comma list of features to leave out (e.g. the unconditional pass's)")
     parser.add_argument("--variant", choices=["source", "source+reference"], default="source", help="which variant's table to print")
-    parser.add_argument("--transfer", type=Path, help="signals of another dataset to apply the shipped fit to")
+    parser.add_argument("--transfer", type=Path, help="signals of another dataset to apply a fit to")
+    parser.add_argument("--model", type=Path, default=SHIPPED, help="the fit --transfer applies")
     parser.add_argument("--map", default="", help="transfer criterion mapping, e.g. informativeness=relevance")
     args = parser.parse_args()
     if shared_data_dir() is None or not args.signals.exists():
         print("shared data or signals not found: run benchmarks/fused_signals.py first", file=sys.stderr)
         return 0
     if args.transfer:
-        return transfer(args.transfer, dict(kv.split("=") for kv in args.map.split(",") if kv))
-    rows = load(args.signals, "summeval")
-    features = [r["features"] for r in rows]
-    docs = [r["doc_id"] for r in rows]
-    systems = [r["system_id"] for r in rows]
-    print(f"{len(rows)} outputs, {len(set(docs))} documents")
-    summary = {}
-    names = sorted(set.intersection(*(set(f) for f in features)))
-    for name in CRITERIA:
-        y = np.array([r["scores"][name] for r in rows])
-        aux = np.mean([[r["scores"][c] for c in CRITERIA] for r in rows], axis=1)
+        return transfer(args.transfer, args.model, dict(kv.split("=") for kv in args.map.split(",") if kv))
+    datasets = ["summeval"] + [d for d in args.also.split(",") if d]
+    rows = []
+    for name in datasets:
+        for row in load(args.signals.parent / f"{name}.jsonl" if name != "summeval" else args.signals, name):
+            rows.append({**row, "dataset": name, "doc_id": f"{name}:{row['doc_id']}"})  # doc ids stay apart
+    for name in filter(None, args.drop.split(",")):
+        for row in rows:
+            row["features"].pop(name, None)
+    print(", ".join(f"{d}: {sum(r['dataset'] == d for r in rows)} outputs, {len({r['doc_id'] for r in rows if r['dataset'] == d})} documents" for d in datasets))
+    criteria = [c for c in CRITERIA if any(c in r["scores"] for r in rows)]
+    labels = {c: [r["scores"].get(c) for r in rows] for c in criteria}
+    # the auxiliary target (mean of every criterion) where all of a criterion's rows have every label, as
+    # judgesdk.fused.train.fit_file does for the shipped fit
+    mean_label = [float(np.mean([labels[c][i] for c in criteria])) if all(labels[c][i] is not None for c in criteria) else None for i in range(len(rows))]
+    summary: dict[str, dict[str, float]] = {}
+    for name in criteria:
+        keep = [i for i, v in enumerate(labels[name]) if v is not None]
+        sub = [rows[i] for i in keep]
+        features = [r["features"] for r in sub]
+        docs = [r["doc_id"] for r in sub]
+        y = np.array([labels[name][i] for i in keep], dtype=float)
+        aux = None if any(mean_label[i] is None for i in keep) else np.array([mean_label[i] for i in keep])
         fitted: CriterionFit = fit_criterion(features, y, docs, criterion=name, variant=args.variant, low=1.0, high=5.0, auxiliary=aux)
-        summary[name] = mean_group_spearman(fitted.predictions, y, group_codes(docs))
         print(f"\n### {name}\n\nchosen by the inner folds on all data: {fitted.model.choice}\n")
-        print("| predictor | per-document Spearman [95% CI] | pooled Spearman | system Kendall |\n| --- | --- | --- | --- |")
-        columns = [("fused (nested CV)", fitted.predictions)] + [(n, np.array([f[n] for f in features])) for n in names]
-        for label, pred in sorted(columns, key=lambda c: -abs(mean_group_spearman(c[1], y, group_codes(docs))) if c[0] != "fused (nested CV)" else -9):
-            per_doc = mean_group_spearman(pred, y, group_codes(docs))
-            ci = bootstrap(pred, y, docs, args.bootstrap) if args.bootstrap else None
-            pooled = float(spearmanr(pred, y).statistic)
-            ci_text = f" [{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else ""
-            print(f"| {label} | {per_doc:+.3f}{ci_text} | {pooled:+.3f} | {system_kendall(pred, y, systems):+.3f} |")
-    print(f"\naverage per-document Spearman of the fused judge (nested CV): {np.mean(list(summary.values())):.3f} "
-          + ", ".join(f"{c} {v:.3f}" for c, v in summary.items()))
-    if args.write:
-        labels = {c: [r["scores"][c] for r in rows] for c in CRITERIA}
+        print("| data | predictor | per-document Spearman [95% CI] | pooled Spearman | system Kendall |\n| --- | --- | --- | --- | --- |")
+        for dataset in datasets:
+            idx = [i for i, r in enumerate(sub) if r["dataset"] == dataset]
+            if not idx:
+                continue
+            d_docs, d_y = [docs[i] for i in idx], y[idx]
+            d_systems = [sub[i]["system_id"] for i in idx]
+            columns = [("fused (nested CV)", fitted.predictions[idx])]
+            if dataset == "summeval":
+                names = sorted(set.intersection(*(set(features[i]) for i in idx)))
+                singles = [(n, np.array([features[i][n] for i in idx])) for n in names]
+                columns += sorted(singles, key=lambda c: -abs(mean_group_spearman(c[1], d_y, group_codes(d_docs))))
+            for label, pred in columns:
+                per_doc = mean_group_spearman(pred, d_y, group_codes(d_docs))
+                if label.startswith("fused"):
+                    summary.setdefault(dataset, {})[name] = per_doc
+                ci = bootstrap(pred, d_y, d_docs, args.bootstrap) if args.bootstrap else None
+                ci_text = f" [{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else ""
+                pooled = float(spearmanr(pred, d_y).statistic)
+                print(f"| {dataset} | {label} | {per_doc:+.3f}{ci_text} | {pooled:+.3f} | {system_kendall(pred, d_y, d_systems):+.3f} |")
+    for dataset, values in summary.items():
+        print(f"\n{dataset}: average per-document Spearman of the fused judge (nested CV): {np.mean(list(values.values())):.3f} "
+              + ", ".join(f"{c} {v:.3f}" for c, v in values.items()))
+    target = SHIPPED if args.write else args.fit_out
+    if target:
         identity = ModelIdentity(name=EMBEDDED_MODEL, sha256=embedded_sha256())
-        data_file = shared_data_dir() / "summeval.jsonl"  # type: ignore[operator]
+        files = {d: shared_data_dir() / f"{d}.jsonl" for d in datasets}  # type: ignore[operator]
         data = {
-            "dataset": "summeval", "items": len(rows), "documents": len(set(docs)),
-            "file_sha256": hashlib.sha256(data_file.read_bytes()).hexdigest(), "text": "judgesdk.meta.natural",
+            "dataset": "+".join(datasets), "items": len(rows), "documents": len({r["doc_id"] for r in rows}),
+            "file_sha256": {d: hashlib.sha256(f.read_bytes()).hexdigest() for d, f in files.items()},
+            "text": "judgesdk.meta.natural",
         }  # fmt: skip
-        fitted_file = fit_file(features, labels, docs, model=identity, scales={c: (1.0, 5.0) for c in CRITERIA}, data=data)
-        print(f"saved {fused_model.save(fitted_file, SHIPPED)}")
+        fitted_file = fit_file([r["features"] for r in rows], labels, [r["doc_id"] for r in rows], model=identity,
+                               scales={c: (1.0, 5.0) for c in criteria}, data=data)  # fmt: skip
+        print(f"saved {fused_model.save(fitted_file, target)}")
     return 0
 
 
-def transfer(path: Path, mapping: dict[str, str]) -> int:
-    fitted = fused_model.load(SHIPPED)
+def transfer(path: Path, model_path: Path, mapping: dict[str, str]) -> int:
+    fitted = fused_model.load(model_path)
     rows = load(path, path.stem)
     docs = [r["doc_id"] for r in rows]
     codes = group_codes(docs)

@@ -1,8 +1,9 @@
 """Run a judge over a human-annotated benchmark and meta-evaluate it (``judgesdk bench``).
 
 Predictions are written per criterion and method to ``<out>/<dataset>.<criterion>.<method>.jsonl`` as each
-one finishes, keyed by ``doc_id::system_id``; a re-run skips what is already there, so an interrupted
-benchmark resumes where it stopped. Items are judged document by document, so the local provider reuses
+one finishes, keyed by ``doc_id::system_id`` (a :class:`judgesdk.records.Ledger`); a re-run skips items
+whose row is final and judges those that errored again, so an interrupted benchmark resumes where it
+stopped, and the latest row per item is evaluated. Items are judged document by document, so the local provider reuses
 each source's KV prefix across that document's outputs.
 """
 
@@ -15,7 +16,7 @@ from judgesdk.errors import InputError
 from judgesdk.judge import Judge
 from judgesdk.meta.datasets import HumanRecord
 from judgesdk.meta.evaluate import MetaEvalResult, load_predictions, meta_evaluate
-from judgesdk.runlog import append, done_ids, result_line
+from judgesdk.records import Ledger, row_for
 from judgesdk.types import Criterion, JudgeItem
 
 
@@ -44,23 +45,23 @@ def predictions_path(out_dir: Path, dataset: str, criterion: str, method: str) -
 
 
 def run_criterion(judge: Judge, records: Sequence[HumanRecord], criterion: Criterion, method: str, path: Path) -> int:
-    """Judge every record not yet in ``path``; returns how many were judged now."""
-    done = done_ids(path)
-    todo = [r for r in records if f"{r.doc_id}::{r.system_id}" not in done]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a", encoding="utf-8") as sink:
+    """Judge every record without a final row in ``path``; returns how many were judged now."""
+    with Ledger.open(path, what="predictions file", create_parents=True) as ledger:
+        done = ledger.final_ids()
+        todo = [r for r in records if f"{r.doc_id}::{r.system_id}" not in done]
 
         def write(index: int, result) -> None:  # type: ignore[no-untyped-def]
             record = todo[index]
-            extra = {"doc_id": record.doc_id, "system_id": record.system_id, "id": f"{record.doc_id}::{record.system_id}"}
-            append(sink, {**result_line(result, extra), "id": extra["id"]})
+            extra = {"doc_id": record.doc_id, "system_id": record.system_id}
+            ledger.write(row_for(result, f"{record.doc_id}::{record.system_id}", extra=extra))
 
         judge.score_many([item_of(r) for r in todo], criterion=criterion, method=method, on_result=write)
     return len(todo)
 
 
 def evaluate(records: Sequence[HumanRecord], criterion: Criterion, path: Path, **options: object) -> MetaEvalResult:
-    predictions = load_predictions(path, criterion.scale)
+    latest = {p.key: p for p in load_predictions(path, criterion.scale)}  # a row retried after an error wins
+    predictions = list(latest.values())
     return meta_evaluate(
         records, predictions, criterion.name, scale=criterion.scale,
         labels={"human_file": "benchmark", "predictions_file": str(path), "scale_source": "preset"}, **options,  # type: ignore[arg-type]

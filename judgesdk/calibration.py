@@ -30,7 +30,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from judgesdk.errors import ConfigError, InputError
-from judgesdk.runlog import read_objects
+from judgesdk.records import latest, read_objects, read_rows, row_id
 from judgesdk.meta._stats import single_value
 
 __all__ = [
@@ -265,6 +265,16 @@ def _rows(path: Path, what: str) -> list[dict[str, Any]]:
     return [row for _, row in read_objects(path, what)]
 
 
+def _result_rows(path: Path) -> list[dict[str, Any]]:
+    """A results file's rows (:func:`judgesdk.records.read_rows`: a line cut by a crash is skipped)."""
+    if not path.is_file():
+        raise InputError(f"judge results file {path} does not exist")
+    rows, _ = read_rows(path, require_id=False)
+    if not rows:
+        raise InputError(f"judge results file {path} is empty")
+    return rows
+
+
 def _keys(row: dict[str, Any]) -> list[str]:
     """Join keys of a row, most specific first: (doc_id, system_id), then id."""
     keys = []
@@ -288,11 +298,18 @@ def _select_criterion(rows: list[dict[str, Any]], criterion: str | None, path: P
         chosen = [r for r in rows if r.get("criterion") == criterion]
         if not chosen:
             raise InputError(f"{path} has no results for criterion {criterion!r}")
-        return chosen
-    found = sorted({str(r["criterion"]) for r in rows if r.get("criterion") is not None})
-    if len(found) > 1:
-        raise InputError(f"{path} holds results for several criteria ({', '.join(found)}): pass the criterion to calibrate")
-    return rows
+    else:
+        found = sorted({str(r["criterion"]) for r in rows if r.get("criterion") is not None})
+        if len(found) > 1:
+            raise InputError(f"{path} holds results for several criteria ({', '.join(found)}): pass the criterion to calibrate")
+        chosen = rows
+    asked = {r.get("asked") for r in chosen} - {None}  # rows without 'asked' predate it: they join any run
+    if len(asked) > 1:  # items judged under several questions (definition, method or model): which to fit is unclear
+        raise InputError(
+            f"{path} holds results of {len(asked)} different runs on this criterion (definition, method or judge config): "
+            "calibrate on the results of one run (write each run to its own -o file)"
+        )
+    return [row for row in chosen if row_id(row) is None] + list(latest(chosen).values())  # a retried row wins
 
 
 def load_labelled(judge_results: str | Path, human: str | Path, dimension: str, criterion: str | None = None) -> LabelledSet:
@@ -301,7 +318,7 @@ def load_labelled(judge_results: str | Path, human: str | Path, dimension: str, 
     Human lines carry the label as ``scores.<dimension>`` (the ``../shared/data`` layout) or as a
     top-level ``<dimension>`` field.
     """
-    results = _select_criterion(_rows(Path(judge_results), "judge results"), criterion, Path(judge_results))
+    results = _select_criterion(_result_rows(Path(judge_results)), criterion, Path(judge_results))
     labels: dict[str, float] = {}
     for row in _rows(Path(human), "human labels"):
         value = _label(row, dimension)

@@ -3,7 +3,8 @@
 
 Exit codes: 0 every item has a score (some may carry a warning status such as ``low_coverage``);
 2 some items could not be judged (results written, statuses say which);
-3 usage or configuration error. ``gate`` adds 1: a quality gate failed (see judgesdk.gate).
+3 usage or configuration error; 130 interrupted (Ctrl-C; finished results are kept). ``gate`` adds 1: a
+quality gate failed (see judgesdk.gate).
 """
 
 from __future__ import annotations
@@ -16,10 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from judgesdk.errors import ConfigError, InputError, JudgeSDKError
-from judgesdk.runlog import append, done_ids, read_objects, result_line
-from judgesdk.types import Criterion, JudgeItem, JudgeResult, Scale
+from judgesdk.records import Ledger, ask_for, is_final, read_items, row_for
+from judgesdk.types import Criterion, JudgeItem, JudgeResult, Scale, method_family
 
-EXIT_OK, EXIT_INCOMPLETE, EXIT_USAGE = 0, 2, 3
+EXIT_OK, EXIT_INCOMPLETE, EXIT_USAGE, EXIT_INTERRUPTED = 0, 2, 3, 130
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -36,6 +37,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # e.g. piped into `head`: stop quietly
         sys.stderr.close()
         return EXIT_OK
+    except KeyboardInterrupt:  # Ctrl-C outside a judging loop (which says what it kept): one line, no traceback
+        print("judgesdk: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -64,7 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
 def _add_score(commands: Any) -> None:
     p = commands.add_parser("score", help="judge every line of a JSONL file")
     p.add_argument("input", type=Path, help="JSONL: one object per line with 'output' and optional 'source', 'reference', 'context', 'id'")
-    p.add_argument("-o", "--output", type=Path, help="JSONL results (appended; items already there are skipped)")
+    p.add_argument("-o", "--output", type=Path, help="JSONL results, appended; a re-run skips items already judged on the same question and retries errors (see judgesdk.records)")
     p.add_argument("--criterion", default="overall quality",
                    help="criterion name (default: overall quality); with --preset, a comma list (several: fine-grained, 002)")
     p.add_argument("--definition", help="criterion definition shown to the judge")
@@ -95,31 +99,6 @@ def parse_scale(text: str) -> Scale:
     except ValueError as exc:
         raise InputError(f"--scale must look like 1-5, got {text!r}") from exc
     return Scale.likert(low, high)
-
-
-_TEXT_FIELDS = ("output", "source", "context", "reference", "id")
-_JSON_KINDS = {bool: "true/false", int: "a number", float: "a number", dict: "an object", list: "an array"}
-
-
-def read_items(path: Path) -> list[tuple[JudgeItem, dict[str, Any]]]:
-    """Items of a JSONL file, each with the line's other fields (``doc_id``, ``system_id``...) to carry
-    into its result line, so that results join back to their inputs (e.g. in ``meta-eval``)."""
-    items = []
-    for number, raw in read_objects(path, "input"):
-        if "output" not in raw:
-            raise InputError(f"{path}:{number}: each line must be an object with an 'output' field")
-        for name in _TEXT_FIELDS[:4]:  # the texts: a string ('output' required, the others optional)
-            value = raw.get(name)
-            if not isinstance(value, str) and (name == "output" or value is not None):
-                found = _JSON_KINDS.get(type(value), "null")
-                raise InputError(f"{path}:{number}: '{name}' must be a string (the text{' to judge' if name == 'output' else ''}), got {found}")
-        raw["id"] = str(raw.get("id") or f"{raw.get('doc_id', '')}:{raw.get('system_id', '')}".strip(":") or number)
-        try:
-            item = JudgeItem(**{k: raw.get(k) for k in _TEXT_FIELDS})
-        except InputError as exc:
-            raise InputError(f"{path}:{number}: {exc}") from None
-        items.append((item, {k: v for k, v in raw.items() if k not in _TEXT_FIELDS and k != "scores"}))
-    return items
 
 
 def _config_mapping(args: argparse.Namespace) -> dict[str, Any]:
@@ -162,42 +141,68 @@ def parse_options(pairs: Sequence[str]) -> dict[str, Any]:
 
 
 def run_score(args: argparse.Namespace) -> int:
+    """Judge the items not yet final in ``-o`` for this question (see :mod:`judgesdk.records`)."""
+    from judgesdk.config import load_config
     from judgesdk.judge import Judge
 
     items = read_items(args.input)
     criterion = _score_criteria(args)
     _check_results_path(args.output)
-    done = _done_ids(args.output)
-    todo = [(item, extra) for item, extra in items if item.id not in done]
-    judge = Judge.from_config(_config_mapping(args))
+    config = load_config(_config_mapping(args))
+    ask = ask_for(config, criterion)
+    judge = Judge.from_config(config)
     try:
-        sink = args.output.open("a", encoding="utf-8") if args.output else None
-    except OSError as exc:
+        ledger = Ledger.open(args.output, what="-o") if args.output else None
+    except BaseException:
         judge.close()
-        raise InputError(f"-o {args.output}: cannot write the results file ({exc.strerror or exc})") from None
-    results: list[JudgeResult] = []
+        raise
     try:
-        with _progress(len(todo), args.quiet) as advance:
+        earlier = ledger.latest(ask) if ledger is not None else {}
+        done = [earlier[item.id or ""] for item, _ in items if is_final(earlier.get(item.id or ""))]
+        todo = [(item, extra) for item, extra in items if not is_final(earlier.get(item.id or ""))]
+        results, work, interrupted = _judge_into(judge, todo, criterion, ask, ledger, args.quiet)
+    finally:
+        if ledger is not None:
+            ledger.close()
+    if interrupted:
+        kept = f"written to {args.output}; run the same command again to resume" if args.output else "printed; use -o FILE to keep results and resume"
+        print(f"judgesdk: interrupted: {len(results)} finished result(s) {kept}", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    unscored_before = sum(row.get("score") is None for row in done)  # final verdicts without a score (unparsed)
+    if not args.quiet:
+        _summary(results, skipped=len(done), unscored=unscored_before, work=work)
+    return EXIT_OK if unscored_before == 0 and all(r.score is not None for r in results) else EXIT_INCOMPLETE
+
+
+def _judge_into(
+    judge: Any, todo: list[tuple[JudgeItem, dict[str, Any]]], criterion: Any, ask: Any, ledger: Ledger | None, quiet: bool
+) -> tuple[list[JudgeResult], list[tuple[str, str]], bool]:
+    """Judge ``todo``, each result written (``ledger``) or printed as it exists. Returns the results in input
+    order (in finishing order when interrupted), the model's work summary, and whether Ctrl-C stopped it."""
+    finished: dict[int, JudgeResult] = {}
+    interrupted = False
+    try:
+        with _progress(len(todo), quiet) as advance:
 
             def on_result(index: int, result: JudgeResult) -> None:
-                results.append(result)
+                finished[index] = result
                 item, extra = todo[index]
-                record = {**result_line(result, extra), "id": item.id}
-                if sink is not None:
-                    append(sink, record)
+                row = row_for(result, item.id or "", ask, extra)
+                if ledger is not None:
+                    ledger.write(row)
                 else:
-                    print(json.dumps(record, ensure_ascii=False), flush=True)
+                    print(json.dumps(row, ensure_ascii=False), flush=True)
                 advance()
 
-            judge.score_many([item for item, _ in todo], criterion=criterion, on_result=on_result)
-        work = _model_work(judge)
+            try:
+                judge.score_many([item for item, _ in todo], criterion=criterion, on_result=on_result)
+            except KeyboardInterrupt:  # score_many has stopped its calls: every finished result is written
+                interrupted = True
+        work = [] if interrupted else _model_work(judge)
     finally:
-        if sink is not None:
-            sink.close()
         judge.close()
-    if not args.quiet:
-        _summary(results, skipped=len(items) - len(todo), work=work)
-    return EXIT_OK if all(r.score is not None for r in results) else EXIT_INCOMPLETE
+    results = list(finished.values()) if interrupted else [finished[i] for i in range(len(todo))]
+    return results, work, interrupted
 
 
 def _check_results_path(path: Path | None) -> None:
@@ -208,16 +213,6 @@ def _check_results_path(path: Path | None) -> None:
         raise InputError(f"-o {path} is a directory: give the path of a results file, e.g. -o {path / 'results.jsonl'}")
     if not path.parent.is_dir():
         raise InputError(f"-o {path}: folder {path.parent} does not exist; create it or choose another path")
-
-
-def _done_ids(path: Path | None) -> set[str]:
-    """Ids already in the results file ``-o`` (to resume), or a typed error when it cannot be read."""
-    try:
-        return done_ids(path)
-    except UnicodeDecodeError:
-        raise InputError(f"-o {path} is not a judgesdk results file (not UTF-8 text): choose another path") from None
-    except OSError as exc:
-        raise InputError(f"-o {path}: cannot read the results file ({exc.strerror or exc})") from None
 
 
 def _score_criteria(args: argparse.Namespace) -> Criterion | list[Criterion]:
@@ -293,7 +288,7 @@ def _methods_line(results: list[JudgeResult]) -> str:
     return f"{line} (MIXED: scores on different scales)" if len(families) > 1 else line
 
 
-def _summary(results: list[JudgeResult], skipped: int, work: Sequence[tuple[str, str]] = ()) -> None:
+def _summary(results: list[JudgeResult], skipped: int, unscored: int = 0, work: Sequence[tuple[str, str]] = ()) -> None:
     from rich.table import Table
 
     scores = [r.score for r in results if r.score is not None]
@@ -302,6 +297,7 @@ def _summary(results: list[JudgeResult], skipped: int, work: Sequence[tuple[str,
     rows = [
         ("items judged", str(len(results))),
         ("already done (skipped)", str(skipped)),
+        *((("of those, without a score", str(unscored)),) if unscored else ()),
         *((f"status {status}", str(count)) for status, count in statuses.items() if count),
         ("mean score", f"{sum(scores) / len(scores):.3f}" if scores else "-"),
         ("methods", _methods_line(results)),

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from judgesdk.scorers.pairwise import Comparison, Ranking
 
 T = TypeVar("T")
+_CANCEL_WAIT_S = 10.0  # how long Ctrl-C waits for cancelled calls to unwind
 ProviderSource = Provider | Callable[[], Provider]
 CriterionSpec = Criterion | str | Sequence[Criterion | str]
 
@@ -227,7 +228,21 @@ class Judge:
             self._loop = asyncio.new_event_loop()
             self._thread = threading.Thread(target=self._loop.run_forever, name="judgesdk-loop", daemon=True)
             self._thread.start()
-        return asyncio.run_coroutine_threadsafe(coro, self._loop).result()  # type: ignore[arg-type]
+        ended = threading.Event()
+
+        async def watched() -> T:
+            try:
+                return await coro
+            finally:
+                ended.set()
+
+        future = asyncio.run_coroutine_threadsafe(watched(), self._loop)
+        try:
+            return future.result()
+        except KeyboardInterrupt:  # Ctrl-C: stop the calls in flight, and return only once none can still
+            future.cancel()  # hand a result to a callback (the caller is about to close its results file)
+            ended.wait(timeout=_CANCEL_WAIT_S)
+            raise
 
     # -- the chain -------------------------------------------------------------------------------
 

@@ -12,7 +12,10 @@ A template file looks like::
 
 Placeholders are ``{{name}}``. The shared, long part (instructions, criterion, source) comes before
 the per-output part so that providers can reuse a cached prefix. Rendering fails with a typed error
-when a placeholder has no value; values are inserted verbatim (templates delimit judged text).
+when a placeholder has no value. Values are inserted as given, except judged text (``output``,
+``source`` ... :data:`judgesdk.fences.JUDGED`): it cannot close the template's fence or forge its answer
+line (:func:`judgesdk.fences.neutralize`, deterministic, a no-op on ordinary text; the fused judge's
+``signals.*`` templates are rendered verbatim).
 The content hash of the file enters the cache key, so editing a template never serves stale answers.
 """
 
@@ -28,6 +31,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from judgesdk.errors import InputError
+from judgesdk.fences import JUDGED, Fences, fences_of, neutralize, neutralized_by
 from judgesdk.provider import Message
 
 if sys.version_info >= (3, 11):
@@ -63,17 +67,31 @@ class Template(BaseModel):
         missing = sorted(self.variables - {k for k, v in values.items() if v is not None})
         if missing:
             raise InputError(f"template {self.id!r} needs values for {missing}; pass them to render()")
+        fences = None
+        if neutralized_by(self.id):
+            answer_line = _fill(self.answer_prefix, {**values, **dict.fromkeys(JUDGED & self.variables, "")})
+            fences = fences_of(self.system or "", self.user, self.answer_prefix, answer_line)
         messages = []
         if self.system:
-            messages.append(Message(role="system", content=_fill(self.system, values)))
-        messages.append(Message(role="user", content=_fill(self.user, values)))
+            messages.append(Message(role="system", content=_fill(self.system, values, fences)))
+        messages.append(Message(role="user", content=_fill(self.user, values, fences)))
         if self.answer_prefix:
-            messages.append(Message(role="assistant", content=_fill(self.answer_prefix, values)))
+            messages.append(Message(role="assistant", content=_fill(self.answer_prefix, values, fences)))
         return tuple(messages)
 
 
-def _fill(text: str, values: dict[str, object]) -> str:
-    return _PLACEHOLDER.sub(lambda m: str(values[m.group(1)]), text)
+def _fill(text: str, values: dict[str, object], fences: Fences | None = None) -> str:
+    """``text`` with its placeholders filled; judged values neutralized against ``fences`` (None: verbatim)."""
+
+    def value(m: re.Match[str]) -> str:
+        filled = str(values[m.group(1)])
+        if fences is None or m.group(1) not in JUDGED:
+            return filled
+        before = text[: m.start()]
+        line_start = before.rstrip(" \t").endswith("\n") or not before.strip(" \t")
+        return neutralize(filled, fences, line_start=line_start)
+
+    return _PLACEHOLDER.sub(value, text)
 
 
 def parse_template(data: bytes, origin: str = "<bytes>") -> Template:

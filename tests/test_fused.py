@@ -240,9 +240,25 @@ def test_a_fused_score_outside_the_fitted_range_is_flagged_for_review(tmp_path):
     options = ScorerOptions(extra={"fused_model": str(_fit_file(tmp_path))})
     result = asyncio.run(fused.score(_provider(), JudgeItem(output="faithful " * 300, source="the article"), COHERENCE, options))
     assert result.details["outside_fitted_range"], result.details
-    assert any("needs review" in note for note in result.notes)
+    flag = review_flags([ItemSignals.from_result("x", result)])[0]
+    assert flag.needs_review is result.details["outside_fit"]
+    assert any("needs review" in note for note in result.notes) is result.details["outside_fit"]
+    result = result.model_copy(update={"details": {**result.details, "outside_fit": True}})
     flag = review_flags([ItemSignals.from_result("x", result)])[0]
     assert flag.needs_review and flag.reasons == ["outside_fit"]
+
+
+def test_only_an_excursion_that_would_move_the_score_beyond_its_interval_needs_review():
+    model = fused_model.CriterionModel(
+        criterion="coherence", features=["a", "b"], center=[0.0, 0.0], spread=[1.0, 1.0], coef=[1.0, 0.0],
+        intercept=3.0, calibration_x=[0.0, 6.0], calibration_y=[0.0, 6.0], low=1.0, high=5.0,
+        interval=(-0.5, 0.5), fitted_range=[(-1.0, 1.0), (-1.0, 1.0)],
+    )  # fmt: skip
+    assert model.predict({"a": 3.0, "b": 0.0})[0] == pytest.approx(4.0)  # clipped to the edge of the fit
+    assert model.extrapolation({"a": 3.0, "b": 0.0}) == pytest.approx(1.0)
+    assert model.needs_review({"a": 3.0, "b": 0.0})  # 1.0 beyond: more than half the interval (0.5)
+    assert model.outside({"a": 1.2, "b": 0.0}) == ["a"] and not model.needs_review({"a": 1.2, "b": 0.0})
+    assert model.outside({"a": 0.0, "b": 50.0}) == ["b"] and not model.needs_review({"a": 0.0, "b": 50.0})  # weight 0
 
 
 def test_auto_runs_the_prompted_method_when_a_template_is_configured(tmp_path):

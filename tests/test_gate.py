@@ -156,7 +156,7 @@ def test_nothing_to_gate_and_regression_without_baseline_are_config_errors():
 
 def test_the_example_gate_config_loads():
     config = load_gate_config(EXAMPLES / "gate.toml")
-    assert config.input is not None and config.input.is_file() and {g.kind for g in config.gates} >= {"mean", "ci_lower", "coverage"}
+    assert config.input is not None and config.input.is_file() and {g.kind for g in config.gates} >= {"mean", "ci_lower", "review"}
 
 
 # -- each gate kind (decide is pure: runs are built here) ------------------------------------------
@@ -469,15 +469,15 @@ def test_gate_end_to_end_on_the_embedded_model(gguf_path, tmp_path, capsys, monk
         '[[criteria]]\nname = "consistency"\ndefinition = "The summary states only facts supported by the source."\n'
         '[[gates]]\nkind = "mean"\ncriterion = "consistency"\nmin = 1.0\n'
         '[[gates]]\nkind = "ci_lower"\ncriterion = "consistency"\nmin = 1.0\nn_resamples = 500\n'
-        '[[gates]]\nkind = "coverage"\ncriterion = "consistency"\nmin = 0.05\n'
-    )
+        '[[gates]]\nkind = "review"\ncriterion = "consistency"\nmax_share = 0.5\n'
+    )  # local.toml's default method (auto) gives fused scores: no label distribution, a review flag instead
     junit = tmp_path / "gate.xml"
     code = run_cli(["gate", "--config", str(config), "--junit", str(junit)])
     out = capsys.readouterr().out
     assert code == 0 and out.startswith("judgesdk gate: PASS"), out
     results = [json.loads(line) for line in (tmp_path / "results.jsonl").read_text().splitlines()]
-    assert len(results) == 3 and all(r["distribution"]["method"] == "exact" and r["provider"] == "local" for r in results)
-    assert len(ET.parse(junit).getroot().find("testsuite").findall("testcase")) == 5  # completeness, budget, 3 gates
+    assert len(results) == 3 and all(r["method"] == "fused/source" and r["provider"] == "local" for r in results)
+    assert len(ET.parse(junit).getroot().find("testsuite").findall("testcase")) == 6  # completeness, one method, budget, 3 gates
     (tmp_path / "results.jsonl").unlink()  # judge again: every answer comes from the cache
     assert run_cli(["gate", "--config", str(config), "--json"]) == 0
     verdict = json.loads(capsys.readouterr().out)

@@ -21,11 +21,11 @@ from judgesdk.calibration import pava
 from judgesdk.errors import InputError
 from judgesdk.fused.model import CriterionModel, Variant
 
-LIKELIHOOD = ("cond_mean", "cond_low", "cond_min", "cond_std", "uncond_mean", "pmi_mean", "pmi_low", "log_tokens")
+LIKELIHOOD = ("cond_mean", "cond_low", "cond_low10", "cond_min", "cond_std", "uncond_mean", "pmi_mean", "pmi_low", "log_tokens")
 QUESTIONS = ("yes_coherence", "yes_consistency", "yes_fluency", "yes_relevance")
 TEXT = (
-    "log_words", "repeat_3", "log_sentences", "words_per_sentence", "unfinished", "adjacent_repeat",
-    "src_prec_1", "src_prec_2", "src_prec_4", "lead_recall_2", "key_recall", "name_recall", "len_ratio",
+    "log_words", "repeat_3", "repeat_1", "log_sentences", "words_per_sentence", "unfinished", "adjacent_repeat",
+    "src_prec_1", "src_prec_2", "src_prec_4", "lead_recall_2", "key_recall", "key_early", "name_recall", "len_ratio",
 )  # fmt: skip
 REFERENCE = ("ref_f1_1", "ref_f1_2", "ref_mean", "ref_pmi")  # the likelihood pair only where it was computed
 GROUPS: dict[str, tuple[str, ...]] = {
@@ -265,6 +265,7 @@ def fit_criterion(
         interval=(float(np.quantile(residual, tail)), float(np.quantile(residual, 1 - tail))),
         interval_level=INTERVAL_LEVEL,
         fitted_range=[(float(np.quantile(X[:, j], 0.005)), float(np.quantile(X[:, j], 0.995))) for j in range(X.shape[1])],
+        min_words=int(round(np.expm1(min(r["log_words"] for r in rows)))) if all("log_words" in r for r in rows) else None,
         choice={"group": spec.group, "alpha": spec.alpha, "mode": spec.mode, "auxiliary_mix": spec.mix, "inner_cv_per_doc_spearman": round(inner_score, 4), "best_single_signal": best_name},
         cv={k: (None if v is None else round(float(v), 4)) for k, v in cv.items()},
     )

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from importlib import resources
 from pathlib import Path
 from typing import Literal
@@ -42,14 +43,19 @@ class CriterionModel(BaseModel):
     interval: tuple[float, float]  # residual quantiles (calibrated prediction - human), cross-validated
     interval_level: float = 0.8
     fitted_range: list[tuple[float, float]] = Field(default_factory=list)  # per feature: 0.5 % and 99.5 % quantiles of the fitting data
+    min_words: int | None = None  # the shortest output the fit was made on
     choice: dict[str, object] = Field(default_factory=dict)  # what the inner CV chose (features group, alpha, mode)
     cv: dict[str, float | None] = Field(default_factory=dict)  # nested-CV agreement on the fitting data
 
-    def linear(self, values: dict[str, float]) -> float:
+    def linear(self, values: dict[str, float], *, clip: bool = True) -> float:
         missing = [f for f in self.features if f not in values]
         if missing:
             raise InputError(f"the fused {self.criterion} model needs the signals {missing}")
-        x = (np.array([values[f] for f in self.features]) - np.array(self.center)) / np.array(self.spread)
+        raw = np.array([values[f] for f in self.features], dtype=float)
+        if clip and self.fitted_range:  # no extrapolation: a value beyond what the fit has seen counts as its edge
+            lo, hi = np.array(self.fitted_range, dtype=float).T
+            raw = np.clip(raw, lo, hi)
+        x = (raw - np.array(self.center)) / np.array(self.spread)
         return float(self.intercept + x @ np.array(self.coef))
 
     def calibrate(self, linear: float) -> float:
@@ -70,12 +76,32 @@ class CriterionModel(BaseModel):
         lo, hi = self.interval
         return score, (max(self.low, score - hi), min(self.high, score - lo))
 
+    def too_short(self, values: dict[str, float]) -> bool:
+        """Shorter than every output the fit was made on (a word or two): likelihoods of so few tokens say
+        nothing about a summary (one probable word looks perfectly fluent and coherent to them)."""
+        if self.min_words is None or "log_words" not in values:
+            return False
+        return round(math.expm1(values["log_words"])) < self.min_words
+
     def outside(self, values: dict[str, float]) -> list[str]:
         """Features beyond the range the model was fitted on (a degenerate or unusual output): the linear
         map extrapolates there, so the score deserves a human look."""
         if not self.fitted_range:
             return []
         return [f for f, (lo, hi) in zip(self.features, self.fitted_range) if not lo <= values[f] <= hi]
+
+    def extrapolation(self, values: dict[str, float]) -> float:
+        """How far the score would move if the linear map were trusted beyond the fitted range: the
+        calibrated score with the raw signals minus the one with them clipped (what :meth:`predict` gives)."""
+        return self.calibrate(self.linear(values, clip=False)) - self.calibrate(self.linear(values))
+
+    def needs_review(self, values: dict[str, float]) -> bool:
+        """Signals beyond the fitted range that matter: extrapolating them would move the score by more than
+        half the predictive interval. A mere excursion is common on text unlike the fitting data (short
+        outputs, other domains; on SummEval 7 % of items have one) and mostly moves nothing; flagging every
+        one would send most such outputs to review and make the flag noise."""
+        half_width = (self.interval[1] - self.interval[0]) / 2
+        return bool(self.outside(values)) and abs(self.extrapolation(values)) > half_width
 
     def contributions(self, values: dict[str, float]) -> dict[str, float]:
         """Each feature's share of the linear score (coefficient x standardised value)."""
@@ -151,8 +177,8 @@ def file_sha256(path: str | Path) -> str:
 
 def bundled() -> list[FusedModelFile]:
     """The fits shipped with the package (``judgesdk/fused_data/*.json``)."""
-    root = Path(str(resources.files("judgesdk.fused_data")))
-    return [load(p) for p in sorted(root.glob("*.json"))]
+    root = resources.files("judgesdk.fused_data")
+    return [load(Path(str(p))) for p in sorted(root.iterdir(), key=lambda p: p.name) if p.name.endswith(".json")]
 
 
 def bundled_for(model_sha256: str) -> FusedModelFile | None:

@@ -40,6 +40,7 @@ QUESTIONS: dict[str, str] = {
     "fluency": "Is this summary fluent and grammatical?",
     "relevance": "Does this summary capture the most important points of the article?",
 }
+UNCONDITIONAL_FEATURES = ("uncond_mean", "pmi_mean", "pmi_low")  # what needs the pass without the source
 TEMPLATE_IDS = ("signals.conditional", "signals.unconditional", "signals.reference", "signals.question")
 
 
@@ -48,7 +49,7 @@ class Evidence(BaseModel):
 
     signal_set: str = SIGNAL_SET
     conditional: list[float]
-    unconditional: list[float]
+    unconditional: list[float] | None = None  # None: the pass was not asked for (the fit does not read it)
     reference: list[float] | None = None
     questions: dict[str, float] = Field(default_factory=dict)  # criterion -> log P(yes) - log P(no)
     text: dict[str, float] = Field(default_factory=dict)
@@ -72,10 +73,12 @@ async def extract(
     *,
     questions: Sequence[str] = (),
     reference: bool = False,
+    unconditional: bool = True,
 ) -> Evidence:
     """The signals of ``item`` (which needs a source). ``reference=True`` adds the output's likelihood given
     the item's reference (one more continuation pass; the reference's n-gram overlap is always computed
-    when the item has one, since it costs no model call); ``questions`` picks which criteria's yes/no questions are asked (none by
+    when the item has one, since it costs no model call); ``unconditional=False`` skips the pass without
+    the source (half the model time; the shipped fit does not read it); ``questions`` picks which criteria's yes/no questions are asked (none by
     default: on the embedded model they carried little signal and their label probabilities move with
     the KV cache's history, see benchmarks/README.md)."""
     if item.source is None or not item.source.strip():
@@ -117,7 +120,9 @@ async def extract(
                 tags=tpl["signals.question"].tags(),
             ),
         )
-    (unconditional,) = await timed("unconditional", _continuation(tpl["signals.unconditional"], item.output))
+    baseline = None
+    if unconditional:
+        (baseline,) = await timed("unconditional", _continuation(tpl["signals.unconditional"], item.output))
     ref_tokens = None
     if reference and item.reference is not None and item.reference.strip():
         (ref,) = await timed("reference", _continuation(tpl["signals.reference"], item.output, reference=item.reference))
@@ -127,7 +132,7 @@ async def extract(
     seconds["text"] = time.perf_counter() - started
     return Evidence(
         conditional=_logprobs(conditional, provider),
-        unconditional=_logprobs(unconditional, provider),
+        unconditional=None if baseline is None else _logprobs(baseline, provider),
         reference=ref_tokens,
         questions={name: _yes_margin(r) for name, r in zip(questions, asked)},
         text=text,
@@ -177,16 +182,19 @@ def features(evidence: Evidence) -> dict[str, float]:
     out = {
         "cond_mean": sum(cond) / len(cond),
         "cond_low": low_mean(cond),
-        "uncond_mean": sum(uncond) / len(uncond),
         "log_tokens": math.log1p(len(cond)),
     }
-    out["pmi_mean"] = out["cond_mean"] - out["uncond_mean"]
-    out["pmi_low"] = out["cond_low"] - low_mean(uncond)
+    if uncond:
+        out["uncond_mean"] = sum(uncond) / len(uncond)
+        out["pmi_mean"] = out["cond_mean"] - out["uncond_mean"]
+        out["pmi_low"] = out["cond_low"] - low_mean(uncond)
+    out["cond_low10"] = low_mean(cond, 0.1)
     out["cond_min"] = min(cond)  # the single least expected token (a wrong name or number)
     out["cond_std"] = float(sum((v - out["cond_mean"]) ** 2 for v in cond) / len(cond)) ** 0.5
     if evidence.reference is not None:
         out["ref_mean"] = sum(evidence.reference) / len(evidence.reference)
-        out["ref_pmi"] = out["ref_mean"] - out["uncond_mean"]
+        if uncond:
+            out["ref_pmi"] = out["ref_mean"] - out["uncond_mean"]
     for name, margin in evidence.questions.items():
         out[f"yes_{name}"] = max(-30.0, min(30.0, margin))
     out.update(evidence.text)

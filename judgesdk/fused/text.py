@@ -75,6 +75,19 @@ def key_words(source: Sequence[str]) -> set[str]:
     return {w for w, n in counts.items() if n >= 2 and len(w) > 2 and w not in STOPWORDS}
 
 
+def early_key_words(source: Sequence[str]) -> set[str]:
+    """Key words that already occur in the source's first third (news puts what matters first)."""
+    head = set(source[: len(source) // 3])
+    return {w for w in key_words(source) if w in head}
+
+
+def word_repeats(output: Sequence[str]) -> float:
+    """Share of the output's content words that repeat an earlier one ("the club said the club ...")."""
+    counts = Counter(w for w in output if w not in STOPWORDS and len(w) > 2)
+    total = sum(counts.values())
+    return sum(n - 1 for n in counts.values()) / total if total else 0.0
+
+
 def names(text: str) -> set[str]:
     """Lowercased capitalised words that do not start a sentence, written at least twice: the people,
     places and organisations an article is about."""
@@ -102,6 +115,7 @@ def text_features(output: str, source: str | None, reference: str | None) -> dic
         "words_per_sentence": len(out) / max(1, len(sentences)),
         "unfinished": float(not output.rstrip().endswith((".", "!", "?", '"', "'", ")"))),
         "adjacent_repeat": sum(a == b for a, b in zip(out, out[1:])) / max(1, len(out) - 1),
+        "repeat_1": word_repeats(out),
     }
     if source is not None:
         src = words(source)
@@ -111,6 +125,7 @@ def text_features(output: str, source: str | None, reference: str | None) -> dic
             src_prec_4=precision(out, src, 4),
             lead_recall_2=recall(out, words(lead(source)), 2),
             key_recall=share_in(key_words(src), out),
+            key_early=share_in(early_key_words(src), out),
             name_recall=share_in(names(source), out),
             len_ratio=math.log1p(len(out)) - math.log1p(len(src)),
         )

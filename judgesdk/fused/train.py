@@ -51,10 +51,13 @@ def fit_file(
     inner_k: int = 4,
     seed: int = 0,
     min_items: int = MIN_ITEMS,
+    reference_variant: bool = False,
 ) -> FusedModelFile:
-    """One fit file for every criterion in ``labels`` (a None label leaves that item out of that criterion)."""
+    """One fit file for every criterion in ``labels`` (a None label leaves that item out of that criterion).
+    ``reference_variant`` adds a second model per criterion that also reads the reference's n-gram overlap,
+    used for items that have a reference (on SummEval it did not beat the source-only model)."""
     criteria: dict[str, list[CriterionModel]] = {}
-    with_reference = all("ref_f1_1" in f for f in features)
+    with_reference = reference_variant and all("ref_f1_1" in f for f in features)
     complete = [i for i in range(len(features)) if all(values[i] is not None for values in labels.values())]
     mean_label = {i: float(np.mean([labels[c][i] for c in labels])) for i in complete} if len(labels) > 1 else {}
     for name, values in labels.items():

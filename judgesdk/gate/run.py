@@ -8,11 +8,10 @@ so deciding stays pure. Result lines are read back into :class:`~judgesdk.types.
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -20,6 +19,7 @@ from judgesdk.calibration import Calibration
 from judgesdk.cost import BudgetMeter, BudgetState, CostReport, summarize_usage
 from judgesdk.errors import ConfigError, InputError
 from judgesdk.gate.config import GateConfig
+from judgesdk.records import Ask, Ledger, ask_for, asks_in, latest, read_items, read_rows, row_for
 from judgesdk.types import Criterion, JudgeResult, LabelDistribution, Scale
 
 
@@ -28,7 +28,7 @@ class CriterionRun(BaseModel):
 
     criterion: Criterion
     expected: list[str]  # ids that should have a result
-    results: list[JudgeResult]  # one per id (first wins), uncalibrated
+    results: list[JudgeResult]  # one per id (the latest row wins), uncalibrated
     baseline: list[JudgeResult] | None = None
     calibration: Calibration | None = None
 
@@ -77,44 +77,37 @@ def _distribution(summary: Any, scale: Scale) -> LabelDistribution | None:
 
 
 def read_records(path: Path) -> tuple[list[dict[str, Any]], int]:
-    """Result lines of a JSONL file and how many unreadable lines were skipped.
+    """Result lines of a JSONL file and how many unreadable lines were skipped (:func:`judgesdk.records.read_rows`).
 
-    A line cut by a crash is skipped (as :func:`judgesdk.runlog.done_ids` does), so a re-run judges
-    its item again; the verdict notes the skip. A file with no readable line at all, or a line that is
-    JSON but not a result, is an InputError.
+    A line cut by a crash is skipped, so a re-run judges its item again; the verdict notes the skip. A
+    file with no readable line at all, or a line that is JSON but not a result, is an InputError.
     """
-    if not path.is_file():
-        raise InputError(f"results file {path} does not exist")
-    records, skipped = [], 0
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError:
-            skipped += 1
-            continue
-        if not isinstance(record, dict) or record.get("id") is None:
-            raise InputError(f"{path}:{number}: each result line must be an object with an 'id'")
-        records.append(record)
-    if skipped and not records:
-        raise InputError(f"{path} has no readable JSON line: is it a results JSONL (judgesdk score -o)?")
-    return records, skipped
+    return read_rows(path)
 
 
-def _results_for(records: Sequence[Mapping[str, Any]], criterion: Criterion, path: Path | str, ids: set[str] | None = None) -> list[JudgeResult]:
-    """This criterion's results (lines without a criterion count for every criterion), first per id."""
-    seen: dict[str, JudgeResult] = {}
-    for record in records:
-        if record.get("criterion", criterion.name) != criterion.name or str(record["id"]) in seen:
-            continue
-        if ids is not None and str(record["id"]) not in ids:
+def _results_for(
+    records: Sequence[Mapping[str, Any]], criterion: Criterion, path: Path | str, ids: set[str] | None = None, ask: Ask | None = None
+) -> list[JudgeResult]:
+    """This criterion's results, the latest row per id (a row retried after an error wins): the rows that
+    answer ``ask`` when the gate judged them, else those on this criterion (or without a criterion)."""
+    found: list[JudgeResult] = []
+    for item_id, record in latest(records, ask, criterion.name).items():
+        if ids is not None and item_id not in ids:
             continue
         try:
-            seen[str(record["id"])] = result_from_record(record, criterion.scale, criterion.name)
+            found.append(result_from_record(record, criterion.scale, criterion.name))
         except (ValidationError, InputError) as exc:
             raise InputError(f"{path}: result {record['id']!r} cannot be read: {exc}") from exc
-    return list(seen.values())
+    return found
+
+
+def _mixed_runs(records: Sequence[Mapping[str, Any]], criterion: str, where: Path | str) -> list[str]:
+    """A note when a file read as is holds this criterion's results from several questions (definitions,
+    methods or judge configurations): the latest row per item is used, whichever it answered."""
+    asked = asks_in(records, criterion)
+    if len(asked) < 2:
+        return []
+    return [f"{where}: results for {criterion} answer {len(asked)} different questions (definition, method or judge config); the latest row per item is used"]
 
 
 def collect(
@@ -134,6 +127,7 @@ def collect(
         raise ConfigError("a regression gate compares against a baseline run: set baseline = \"...jsonl\" or pass --baseline")
     budget_state: BudgetState | None = None
     expected: list[str] | None = None
+    asks: dict[str, Ask] = {}
     notes: list[str] = []
     if results is not None or config.input is None:
         where = results or config.results
@@ -142,7 +136,7 @@ def collect(
         records, skipped = read_records(where)
         source = f"results read from {where}"
     else:
-        records, expected, budget_state, skipped = _judge(config, criteria, providers)
+        records, expected, budget_state, skipped, asks = _judge(config, criteria, providers)
         where = config.results or Path("(in memory)")
         source = f"{config.input} judged into {where}"
     if skipped:
@@ -156,7 +150,10 @@ def collect(
     for spec in config.criteria:
         crit = criteria[spec.name]
         ids = None if expected is None else set(expected)
-        found = _results_for(records, crit, where, ids)
+        ask = asks.get(spec.name)
+        if ask is None:
+            notes += _mixed_runs(records, crit.name, where)
+        found = _results_for(records, crit, where, ids, ask)
         runs[spec.name] = CriterionRun(
             criterion=crit,
             expected=[r.item_id or "" for r in found] if expected is None else expected,
@@ -171,46 +168,41 @@ def collect(
 
 def _judge(
     config: GateConfig, criteria: Mapping[str, Criterion], providers: Sequence[Any] | None
-) -> tuple[list[dict[str, Any]], list[str], BudgetState | None, int]:
-    """Judge the input for every criterion, skipping (id, criterion) pairs already in the results file."""
-    from judgesdk.cli import read_items
+) -> tuple[list[dict[str, Any]], list[str], BudgetState | None, int, dict[str, Ask]]:
+    """Judge the input for every criterion, skipping items whose row for that question is final in the
+    results file (see :mod:`judgesdk.records`); rows with status ``error`` are judged again."""
     from judgesdk.config import load_config
     from judgesdk.cost import budgeted_judge, score_within_budget
-    from judgesdk.runlog import append, result_line
 
     assert config.input is not None
     items = read_items(config.input)
-    existing, skipped = read_records(config.results) if config.results is not None and config.results.exists() else ([], 0)
-    done = {(str(r.get("criterion")), str(r["id"])) for r in existing}
-    jobs = [(crit, [(item, extra) for item, extra in items if (crit.name, item.id) not in done]) for crit in criteria.values()]
+    judge_config = load_config(config.judge)
+    asks = {name: ask_for(judge_config, crit) for name, crit in criteria.items()}
     meter = BudgetMeter(config.budget) if config.budget is not None else None
-    judge = budgeted_judge(load_config(config.judge), meter, providers)
-    fresh: list[dict[str, Any]] = []
-    sink = _open_log(config.results) if config.results is not None else None
-    todo = {crit.name: pairs for crit, pairs in jobs}
-
-    def on_result(crit: Criterion, index: int, result: JudgeResult) -> None:
-        item, extra = todo[crit.name][index]
-        record = {**result_line(result, extra), "id": item.id}
-        fresh.append(record)
-        if sink is not None:
-            append(sink, record)
-
+    judge = budgeted_judge(judge_config, meter, providers)  # providers are built on first use: nothing to close yet
+    ledger = Ledger.open(config.results, create_parents=True) if config.results is not None else None
+    existing, skipped = (list(ledger.rows), ledger.skipped) if ledger is not None else ([], 0)
     try:
+        jobs = []
+        for name, crit in criteria.items():
+            done = ledger.final_ids(asks[name]) if ledger is not None else set()
+            jobs.append((crit, [(item, extra) for item, extra in items if item.id not in done]))
+        fresh: list[dict[str, Any]] = []
+        todo = {crit.name: pairs for crit, pairs in jobs}
+        by_name = {crit.name: name for name, crit in criteria.items()}
+
+        def on_result(crit: Criterion, index: int, result: JudgeResult) -> None:
+            item, extra = todo[crit.name][index]
+            record = row_for(result, item.id or "", asks[by_name[crit.name]], extra)
+            fresh.append(record)
+            if ledger is not None:
+                ledger.write(record)
+
         for crit, pairs in jobs:
             print(f"judgesdk gate: judging {len(pairs)} items on {crit.name} ({len(items) - len(pairs)} already in the results)", file=sys.stderr)
         score_within_budget(judge, [(crit, [item for item, _ in pairs]) for crit, pairs in jobs], on_result)
     finally:
-        if sink is not None:
-            sink.close()
-    return existing + fresh, [item.id or "" for item, _ in items], None if meter is None else meter.state(), skipped
-
-
-def _open_log(path: Path) -> TextIO:
-    """The results file for appending; a last line cut by a crash is ended first, so the next line stays whole."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    cut = path.exists() and path.stat().st_size > 0 and not path.read_bytes().endswith(b"\n")
-    sink = path.open("a", encoding="utf-8")
-    if cut:
-        sink.write("\n")
-    return sink
+        if ledger is not None:
+            ledger.close()
+    expected = [item.id or "" for item, _ in items]
+    return existing + fresh, expected, None if meter is None else meter.state(), skipped, asks

@@ -294,8 +294,9 @@ class ItemSignals(BaseModel):
     * ``method_disagreement``: |score_A - score_B| / scale range for two scoring methods (the
       per-item counterpart of R_i, 001 §5); risk = itself.
     * ``order_flip``: the pairwise verdict changed when the order was swapped (004 eq. 5); risk 1/0.
-    * ``outside_fit``: a fused score whose signals lie beyond the range its model was fitted on
-      (``details.outside_fitted_range``); risk 1/0.
+    * ``outside_fit``: a fused score whose signals lie beyond the range its model was fitted on, far
+      enough that extrapolating would move the score by more than half its predictive interval
+      (``details.outside_fit``, :meth:`judgesdk.fused.model.CriterionModel.needs_review`); risk 1/0.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -346,7 +347,7 @@ class ItemSignals(BaseModel):
         if other is not None and result.score is not None and other.score is not None and ref is not None:
             width = ref.high - ref.low
             disagreement = min(abs(result.score - other.score) / width, 1.0) if width > 0 else None
-        outside = result.details.get("outside_fitted_range")
+        outside = result.details.get("outside_fit", result.details.get("outside_fitted_range"))  # older rows: only the list
         return cls(
             item_id=item_id, coverage=coverage, entropy=entropy, sample_spread=spread,
             method_disagreement=disagreement, order_flip=order_flip,

@@ -17,7 +17,7 @@ from pathlib import Path
 from judgesdk.errors import ConfigError, InputError
 from judgesdk.fused import model as fused_model
 from judgesdk.fused.model import CriterionModel, FusedModelFile, model_sha256
-from judgesdk.fused.signals import QUESTIONS, extract, features
+from judgesdk.fused.signals import QUESTIONS, UNCONDITIONAL_FEATURES, extract, features
 from judgesdk.provider import Provider
 from judgesdk.scorers.common import ScorerOptions
 from judgesdk.types import Criterion, JudgeItem, JudgeResult
@@ -66,10 +66,15 @@ async def score_with(
 ) -> JudgeResult:
     asked = [name for name in QUESTIONS if f"yes_{name}" in model.features]
     likelihood_given_reference = any(f in model.features for f in ("ref_mean", "ref_pmi"))
-    evidence = await extract(provider, item, questions=asked, reference=likelihood_given_reference)
+    baseline = any(f in model.features for f in UNCONDITIONAL_FEATURES)
+    evidence = await extract(provider, item, questions=asked, reference=likelihood_given_reference, unconditional=baseline)
     values = features(evidence)
     value, (low, high) = model.predict(values)
     outside = model.outside(values)
+    review = model.needs_review(values)
+    degenerate = model.too_short(values)
+    if degenerate:  # below the fit's support: no extrapolated number, the bottom of the scale, flagged
+        value, low, high = model.low, model.low, model.low
     return JudgeResult(
         score=value,
         status="ok",
@@ -86,9 +91,17 @@ async def score_with(
         latency_s=sum(evidence.seconds.values()),
         cached=evidence.cached,
         notes=[f"{int(model.interval_level * 100)}% predictive interval {low:.2f}-{high:.2f}"]
-        + ([f"signals outside the range the fit has seen ({', '.join(outside)}): needs review"] if outside else []),
+        + (
+            [f"signals outside the range the fit has seen ({', '.join(outside)}) would move the score by "
+             f"{model.extrapolation(values):+.2f}: needs review"]
+            if review
+            else []
+        )
+        + (["shorter than any output the fit was made on: scored at the bottom of the scale"] if degenerate else []),
         details={
             "outside_fitted_range": outside,
+            "extrapolation": round(model.extrapolation(values), 4),
+            "outside_fit": review,
             "interval": [round(low, 4), round(high, 4)],
             "interval_level": model.interval_level,
             "signals": {k: round(v, 4) for k, v in values.items() if k in model.features},

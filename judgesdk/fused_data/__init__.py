@@ -1,0 +1,1 @@
+"""Fitted fused judges shipped with the package (JSON, judgesdk.fused.model)."""
