@@ -71,7 +71,7 @@ async def score_with(
     values = features(evidence)
     value, (low, high) = model.predict(values)
     outside = model.outside(values)
-    review = model.needs_review(values)
+    review, shift = model.needs_review(values), model.extrapolation(values)
     degenerate = model.too_short(values)
     if degenerate:  # below the fit's support: no extrapolated number, the bottom of the scale, flagged
         value, low, high = model.low, model.low, model.low
@@ -93,14 +93,14 @@ async def score_with(
         notes=[f"{int(model.interval_level * 100)}% predictive interval {low:.2f}-{high:.2f}"]
         + (
             [f"signals outside the range the fit has seen ({', '.join(outside)}) would move the score by "
-             f"{model.extrapolation(values):+.2f}: needs review"]
+             f"{shift:+.2f}: needs review"]
             if review
             else []
         )
         + (["shorter than any output the fit was made on: scored at the bottom of the scale"] if degenerate else []),
         details={
             "outside_fitted_range": outside,
-            "extrapolation": round(model.extrapolation(values), 4),
+            "extrapolation": round(shift, 4),
             "outside_fit": review,
             "interval": [round(low, 4), round(high, 4)],
             "interval_level": model.interval_level,
