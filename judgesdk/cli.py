@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
+import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -29,21 +32,80 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not hasattr(args, "func"):
         parser.print_help()
         return EXIT_USAGE
+    with _verbose_logging(args.verbose):
+        try:
+            return int(args.func(args))
+        except (InputError, ConfigError) as exc:
+            print(f"judgesdk: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+        except BrokenPipeError:  # e.g. piped into `head`: stop quietly
+            sys.stderr.close()
+            return EXIT_OK
+        except KeyboardInterrupt:  # Ctrl-C outside a judging loop (which says what it kept): one line, no traceback
+            print("judgesdk: interrupted", file=sys.stderr)
+            return EXIT_INTERRUPTED
+
+
+VERBOSE_HELP = "log judgesdk's debug messages, and llama.cpp's own log, to stderr"
+
+
+class _Stderr(logging.StreamHandler):  # type: ignore[type-arg]
+    """Writes to a copy of the process's stderr taken when ``-v`` was set up: llama-cpp-python points stderr
+    (the file descriptor and ``sys.stderr``) at /dev/null while it loads a model, and that is when llama.cpp
+    says why a file will not load. Where stderr is no file (a caller's or a test's stand-in), to
+    ``sys.stderr`` as it is when each record comes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        try:
+            self._copy: Any = open(os.dup(sys.stderr.fileno()), "w", encoding="utf-8", errors="backslashreplace")
+        except (AttributeError, OSError, ValueError):
+            self._copy = None
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.stream = self._copy or sys.stderr
+        super().emit(record)
+
+    def close(self) -> None:
+        if self._copy is not None:
+            self._copy.close()
+            self._copy = None
+        super().close()
+
+
+@contextmanager
+def _verbose_logging(verbose: bool) -> Iterator[None]:
+    """With ``-v``, every ``judgesdk`` logger at DEBUG on stderr for the command's duration (llama.cpp's log
+    is ``judgesdk.llamacpp``). Without, nothing is configured: warnings reach stderr through Python's
+    last-resort handler, and llama.cpp's chatter, which has a handler that drops it, stays quiet."""
+    if not verbose:
+        yield
+        return
+    logger, handler = logging.getLogger("judgesdk"), _Stderr()
+    level = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG)
     try:
-        return int(args.func(args))
-    except (InputError, ConfigError) as exc:
-        print(f"judgesdk: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    except BrokenPipeError:  # e.g. piped into `head`: stop quietly
-        sys.stderr.close()
-        return EXIT_OK
-    except KeyboardInterrupt:  # Ctrl-C outside a judging loop (which says what it kept): one line, no traceback
-        print("judgesdk: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+        handler.close()
+
+
+def _accept_verbose(parser: argparse.ArgumentParser) -> None:
+    """``-v`` after any command too (``judgesdk score -v ...``), not only before it."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                if not {"-v", "--verbose"} & set(sub._option_string_actions):
+                    sub.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS, help=VERBOSE_HELP)
+                _accept_verbose(sub)
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="judgesdk", description="Judge generated text with language models.")
+    parser.add_argument("-v", "--verbose", action="store_true", help=VERBOSE_HELP)
     commands = parser.add_subparsers(metavar="COMMAND")
     _add_score(commands)
     _add_cache(commands)
@@ -59,6 +121,7 @@ def build_parser() -> argparse.ArgumentParser:
     from judgesdk.gate_cli import register as register_gate
 
     register_gate(commands)
+    _accept_verbose(parser)
     return parser
 
 
@@ -152,6 +215,8 @@ def run_score(args: argparse.Namespace) -> int:
     ask = ask_for(config, criterion)
     judge = Judge.from_config(config)
     try:
+        for reason in judge.check_providers():  # no usable provider at all: one error now, not one per item
+            print(f"judgesdk: skipping {reason}", file=sys.stderr)
         ledger = Ledger.open(args.output, what="-o") if args.output else None
     except BaseException:
         judge.close()
@@ -164,6 +229,8 @@ def run_score(args: argparse.Namespace) -> int:
     finally:
         if ledger is not None:
             ledger.close()
+    if not judge.usable:  # e.g. a model file whose damage showed only when it was loaded
+        raise ConfigError("no provider of the chain can be used: " + "; ".join(judge.unusable))
     if interrupted:
         kept = f"written to {args.output}; run the same command again to resume" if args.output else "printed; use -o FILE to keep results and resume"
         print(f"judgesdk: interrupted: {len(results)} finished result(s) {kept}", file=sys.stderr)

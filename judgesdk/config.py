@@ -26,6 +26,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from judgesdk.breaker import OverloadConfig, guarded
 from judgesdk.cache import CachedProvider, open_cache
 from judgesdk.coalesce import CoalescingProvider
 from judgesdk.errors import AuthError, ConfigError
@@ -79,12 +80,16 @@ class ProviderConfig(BaseModel):
 
 
 class CacheConfig(BaseModel):
+    """The response cache. Its directory is checked when the cache is opened (a provider is built), not
+    here: ``--no-cache`` must rescue a run whose configured directory is unusable."""
+
     model_config = ConfigDict(extra="forbid")
 
     enabled: bool = True
     directory: Path = Field(default_factory=lambda: default_cache_dir())
     namespace: str = "default"
-    ttl_s: float | None = None
+    ttl_s: float | None = Field(default=None, gt=0)
+    size_limit_mb: float = Field(default=1024.0, gt=0)  # least recently stored entries are evicted past it
 
 
 class JudgeConfig(BaseModel):
@@ -97,6 +102,7 @@ class JudgeConfig(BaseModel):
     method_options: dict[str, Any] = Field(default_factory=dict)  # per-method settings: rungs, k, normalization...
     concurrency: int = Field(default=4, ge=1)
     retry: RetryPolicy = Field(default_factory=RetryPolicy)
+    overload: OverloadConfig = Field(default_factory=OverloadConfig)  # adaptive concurrency, circuit breaker
     cache: CacheConfig = Field(default_factory=CacheConfig)
     estimation: EstimationSettings = Field(default_factory=EstimationSettings)
 
@@ -176,7 +182,8 @@ def _read_file(path: Path) -> dict[str, Any]:
 
 def _apply_env(data: dict[str, Any], env: Mapping[str, str]) -> dict[str, Any]:
     """``JUDGESDK_PROVIDER``/``_MODEL``/``_BASE_URL`` replace the chain with one provider;
-    ``JUDGESDK_CACHE_DIR``, ``JUDGESDK_NO_CACHE=1``, ``JUDGESDK_CONCURRENCY``, ``JUDGESDK_METHOD`` override."""
+    ``JUDGESDK_CACHE_DIR``, ``JUDGESDK_CACHE_SIZE_MB``, ``JUDGESDK_NO_CACHE=1``, ``JUDGESDK_CONCURRENCY``,
+    ``JUDGESDK_METHOD`` override."""
     data = dict(data)
     if env.get("JUDGESDK_PROVIDER"):
         provider: dict[str, Any] = {"kind": env["JUDGESDK_PROVIDER"]}
@@ -187,6 +194,8 @@ def _apply_env(data: dict[str, Any], env: Mapping[str, str]) -> dict[str, Any]:
     cache = dict(data.get("cache") or {})
     if env.get("JUDGESDK_CACHE_DIR"):
         cache["directory"] = env["JUDGESDK_CACHE_DIR"]
+    if env.get("JUDGESDK_CACHE_SIZE_MB"):
+        cache["size_limit_mb"] = env["JUDGESDK_CACHE_SIZE_MB"]
     if env.get("JUDGESDK_NO_CACHE") in ("1", "true", "yes"):
         cache["enabled"] = False
     data["cache"] = cache
@@ -266,16 +275,18 @@ def _capabilities(config: ProviderConfig) -> Capabilities | None:
 
 
 def stack(adapter: Provider, config: JudgeConfig) -> Provider:
-    """Coalescing over cache over retry over ``adapter`` (itself rate-limited where configured, see
-    :func:`build_provider`).
+    """Coalescing over cache over retry over the overload guard (:mod:`judgesdk.breaker`) over ``adapter``
+    (itself rate-limited where configured, see :func:`build_provider`).
 
     A cache hit never waits for back-off; a retry never re-asks the cache; every attempt counts against
-    the rate limits, and a request sleeping between retries holds no in-flight slot; identical requests
-    in flight become one call whether or not the cache is on.
+    the rate limits and the guard, and a request sleeping between retries holds no in-flight slot; identical requests
+    in flight become one call whether or not the cache is on. A cache that cannot be opened is a
+    :class:`ConfigError` here, before the provider is asked anything (see :mod:`judgesdk.cache`).
     """
-    provider: Provider = RetryingProvider(adapter, config.retry)
+    provider: Provider = RetryingProvider(guarded(adapter, config.overload), config.retry)
     if config.cache.enabled:
+        cache = config.cache
         provider = CachedProvider(
-            provider, open_cache(config.cache.directory), namespace=config.cache.namespace, ttl_s=config.cache.ttl_s
+            provider, open_cache(cache.directory, size_limit_mb=cache.size_limit_mb), namespace=cache.namespace, ttl_s=cache.ttl_s
         )
     return CoalescingProvider(provider)

@@ -54,6 +54,11 @@ class PermanentError(ProviderError):
     """Never worth retrying: 400, 404, unsupported request, malformed response."""
 
 
+class UnavailableError(PermanentError):
+    """The provider cannot serve any request (e.g. its model file will not load): a fallback chain skips it
+    from then on, instead of trying it again for every item."""
+
+
 class AuthError(PermanentError):
     """401/403 or missing credentials: fix the API key or the configured provider."""
 
@@ -73,6 +78,11 @@ class RetriesExhaustedError(ProviderError):
         super().__init__(message, status=last.status, provider=last.provider)
         self.attempts = attempts
         self.last = last
+
+
+class CircuitOpenError(ProviderError):
+    """The provider kept failing (timeouts, 5xx, dropped connections) and did not recover while this call
+    waited for it (``overload.max_wait_s``); not retried here: the fallback chain moves on, a re-run retries."""
 
 
 class BudgetExceededError(JudgeSDKError):

@@ -10,6 +10,7 @@ the loop they were created on. No global state: two judges share nothing.
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
@@ -17,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from judgesdk.config import JudgeConfig, build_provider, detect_chain, load_config, stack
-from judgesdk.errors import InputError, ProviderError
+from judgesdk.errors import ConfigError, InputError, ProviderError, UnavailableError
 from judgesdk.estimation import EstimationSettings
 from judgesdk.provider import Provider
 from judgesdk.scorers import scorer_for
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
     from judgesdk.scorers.pairwise import Comparison, Ranking
 
 T = TypeVar("T")
+log = logging.getLogger("judgesdk")
 _CANCEL_WAIT_S = 10.0  # how long Ctrl-C waits for cancelled calls to unwind
 ProviderSource = Provider | Callable[[], Provider]
 CriterionSpec = Criterion | str | Sequence[Criterion | str]
@@ -128,8 +130,10 @@ class Judge:
         """Judge many items with at most ``concurrency`` in flight; results in input order. ``criterion``
         may be a list (fine-grained, as in :meth:`ascore`).
 
-        A failing item becomes a result with status ``error``; every other result is still returned
-        (and handed to ``on_result`` as soon as it exists, so callers can persist progress).
+        A failing item (its providers failed, or something untyped raised while judging it) becomes a result
+        with status ``error``; every other result is still returned (and handed to ``on_result`` as soon as it
+        exists, so callers can persist progress). An :class:`InputError` or :class:`ConfigError` (the caller's
+        mistake, e.g. criteria on different scales) stops the run: the items in flight are cancelled first.
         """
         parsed = [item if isinstance(item, JudgeItem) else JudgeItem.model_validate(item) for item in items]
         gate = asyncio.Semaphore(self.concurrency)
@@ -137,12 +141,24 @@ class Judge:
 
         async def one(index: int, item: JudgeItem) -> JudgeResult:
             async with gate:
-                result = await self._judge(item, crit, method or self.method)
+                try:
+                    result = await self._judge(item, crit, method or self.method)
+                except (InputError, ConfigError):  # the caller's mistake, typed: it stops the run (below)
+                    raise
+                except Exception as exc:  # noqa: BLE001 - anything else is this item's status; the others go on
+                    result = _item_failed(item, crit, method or self.method, exc)
             if on_result is not None:
                 on_result(index, result)
             return result
 
-        return list(await asyncio.gather(*(one(i, item) for i, item in enumerate(parsed))))
+        tasks = [asyncio.ensure_future(one(i, item)) for i, item in enumerate(parsed)]
+        try:
+            return list(await asyncio.gather(*tasks))
+        except BaseException:  # stop the other items before returning, so none reports after the caller's cleanup
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
 
     async def acompare(
         self, a: str, b: str, *, source: str, criterion: Criterion | str = "overall quality", protocol: str = "pairwise"
@@ -282,6 +298,37 @@ class Judge:
                 item_id=item.id,
             )
 
+    def check_providers(self) -> list[str]:
+        """Build every provider of the chain now and return why each one that cannot be built is skipped;
+        :class:`ConfigError` when none can be (no model file, no key...), so that a run fails once, before any
+        item, instead of writing one error per item. A local model is not loaded here (only its file checked)."""
+        for index in range(len(self._sources)):
+            self._usable(index)
+        if not self.usable:
+            raise ConfigError("no provider of the chain can be used: " + "; ".join(self.unusable))
+        return self.unusable
+
+    @property
+    def usable(self) -> bool:
+        """False once every provider of the chain is known to be unusable (it could not be built, or its
+        model would not load)."""
+        return len(self._broken) < len(self._sources)
+
+    @property
+    def unusable(self) -> list[str]:
+        """Why each provider known to be unusable is skipped, in chain order."""
+        return [self._broken[i] for i in sorted(self._broken)]
+
+    def _usable(self, index: int) -> Provider | None:
+        """The chain's ``index``-th provider, or None when it cannot be built (remembered for the judge's lifetime)."""
+        if index in self._broken:
+            return None
+        try:
+            return self._provider(index)
+        except ProviderError as exc:  # e.g. no credentials or no model file
+            self._broken[index] = f"provider {index} unavailable: {exc}"
+            return None
+
     async def _first_success(self, call: Callable[[Provider], Awaitable[T]]) -> tuple[T, list[str]]:
         """Run ``call`` on the first provider of the chain that can be built and does not fail.
 
@@ -289,17 +336,15 @@ class Judge:
         """
         failures: list[str] = []
         for index in range(len(self._sources)):
-            if index in self._broken:
-                failures.append(self._broken[index])
-                continue
-            try:
-                provider = self._provider(index)
-            except ProviderError as exc:  # e.g. no credentials: skip this provider for the judge's lifetime
-                self._broken[index] = f"provider {index} unavailable: {exc}"
+            provider = self._usable(index)
+            if provider is None:
                 failures.append(self._broken[index])
                 continue
             try:
                 return await call(provider), failures
+            except UnavailableError as exc:  # it will fail every item the same way: skip it from now on
+                self._broken[index] = f"provider {index} unavailable: {exc}"
+                failures.append(self._broken[index])
             except ProviderError as exc:
                 failures.append(f"{provider.kind}/{provider.model} failed: {exc}")
         raise _ChainFailed("every provider failed: " + "; ".join(failures))
@@ -307,6 +352,14 @@ class Judge:
 
 class _ChainFailed(ProviderError):
     """Every provider of the chain failed; the message lists why."""
+
+
+def _item_failed(item: JudgeItem, criteria: tuple[Criterion, ...], method: str, exc: Exception) -> JudgeResult:
+    """An ``error`` result for an item whose judging raised something untyped (a bug in a scorer or an adapter),
+    named by its type; the traceback is logged at DEBUG (``-v`` on the CLI)."""
+    log.debug("item %s: unexpected error", item.id, exc_info=exc)
+    error = f"unexpected {type(exc).__name__}: {exc} (run with -v for the traceback)"
+    return JudgeResult(score=None, status="error", criterion="+".join(c.name for c in criteria), method=method, error=error, item_id=item.id)
 
 
 def _template(template: str | Path | Template) -> Template:

@@ -29,7 +29,9 @@ Rules for numeric (Likert) scales, applied in order
    ``"2015"``                         four-digit integers (years)
    ``"80%"``, ``"$5"``, ``"5th"``,    percentages, money, ordinals, identifiers glued to letters
    ``"M8"``, ``"#1"``, ``"GPT-3.5"``  or to "#"
-   ``"Summary 1"``, ``"step 2"``      numbers naming a thing (summary, sentence, paragraph, ...)
+   ``"Summary 1"``, ``"step 2"``      numbers naming a thing (summary, sentence, paragraph, ...),
+                                      unless a determiner makes the noun the thing judged and the
+                                      number is marked or a fraction ("score this summary 5/5")
    ``"5 points"``, ``"3 sentences"``  counts of things, unless a score marker points at them
                                       ("Score: 4 points" is kept)
    ``"one of the ..."``               number words count only with a score marker, inside a
@@ -47,9 +49,11 @@ Rules for numeric (Likert) scales, applied in order
    A number right after a "Field:" heading at the start of a line is marked too ("Coherence: 2",
    "- Relevance: 5", G-Eval's form-filling answers).
 4. **Choice.** The last marked number wins (rationales often discuss other scores before the final
-   one: "...not a 2... Final score: 4" reads 4). Without markers, the last fraction wins ("Overall
-   3/5"). Otherwise the last number inside the scale's range; if every number is outside it, the
-   last one is reported as ``out_of_range``.
+   one: "...not a 2... Final score: 4" reads 4), except that a marked bare number outside the scale
+   yields to the last in-range fraction on the scale's top ("... has scored 15 penalties ... I would
+   score the consistency of the Summary as 2 out of 5" reads 2). Without markers, the last fraction
+   wins ("Overall 3/5"). Otherwise the last number inside the scale's range; if every number is
+   outside it, the last one is reported as ``out_of_range``.
 5. **Range and value.** A number inside [low, high] of the scale is ``ok``; its ``value`` is the
    number itself mapped through the scale (identity for ``Scale.likert``; decimals stay decimals,
    e.g. 3.5) and ``label`` is the nearest label (halves go to the higher label). A fraction whose
@@ -127,12 +131,14 @@ _NUMBER = re.compile(r"\d+(?:\.\d+)?|\b(?:" + "|".join(_WORDS) + r")\b", re.IGNO
 _FRACTION_SEP = re.compile(r"\s*/\s*|\s+out\s+of\s+(?:a\s+(?:possible|maximum\s+of)\s+)?", re.IGNORECASE)
 _RANGE_SEP = re.compile(r"\s*[-\u2013\u2014]\s*|\s+to\s+", re.IGNORECASE)
 _BETWEEN = re.compile(r"\bbetween\s+$", re.IGNORECASE)
-_NAMING_WORDS = re.compile(
+_NAMING = (
     r"\b(?:summary|summaries|sentence|sentences|paragraph|line|step|item|option|article|document|"
     r"response|output|candidate|system|model|version|table|section|figure|example|assistant|turn|"
-    r"page|chapter|number|scale(?:\s+of)?)\s*#?\s*$",
-    re.IGNORECASE,
+    r"page|chapter|number|scale(?:\s+of)?)"
 )
+_NAMING_WORDS = re.compile(_NAMING + r"\s*#?\s*$", re.IGNORECASE)
+# "score this summary 5/5": a determiner makes the noun the thing judged, not a name ("Summary 2")
+_DESCRIBED = re.compile(r"\b(?:this|that|its|their|the)\s+" + _NAMING + r"\s*$", re.IGNORECASE)
 _COUNT_NOUNS = re.compile(
     r"\s*-?\s*(?:points?|sentences?|words?|facts?|details?|people|persons?|years?|months?|days?|hours?|"
     r"minutes?|times?|paragraphs?|errors?|mistakes?|issues?|items?|examples?|players?|goals?|"
@@ -199,8 +205,11 @@ def _list_numbers(text: str) -> set[int]:
     return set(starts) if len(starts) >= 2 else set()
 
 
-def _excluded_by_context(text: str, tok: _Token) -> bool:
-    """Years, percentages, money, ordinals, dates, times, glued identifiers and named things."""
+def _excluded_by_context(text: str, tok: _Token, stated: bool = False) -> bool:
+    """Years, percentages, money, ordinals, dates, times, glued identifiers and named things.
+
+    ``stated``: the number is a fraction or follows a score marker, so after "this/the <noun>" it is
+    the verdict on that noun ("I would score this summary 5/5"), not the noun's name."""
     if tok.is_word:
         return False
     digits = text[tok.start : tok.end].lstrip("-")
@@ -214,7 +223,10 @@ def _excluded_by_context(text: str, tok: _Token) -> bool:
         return True  # "$5", "#1", "M8"
     if (prev == "-" and before[-2:-1].isalpha()) or (prev in {"-", ".", ":", "/", ","} and before[-2:-1].isdigit()):
         return True  # "GPT-3", "3.5.1", "10:30", "3/4/...", "1,000" (ranges were dropped before this)
-    return bool(_NAMING_WORDS.search(before[-24:]))
+    if not _NAMING_WORDS.search(before[-24:]):
+        return False
+    labelled = after.lstrip().startswith(":")  # "for the summary 2: 4" names summary 2
+    return not (stated and not labelled and _DESCRIBED.search(before[-40:]))
 
 
 def _pairs(text: str, toks: list[_Token]) -> tuple[dict[int, float], set[int]]:
@@ -266,10 +278,12 @@ def _candidates(text: str) -> list[_Candidate]:
     whole = _strip_decoration(text)
     out = []
     for i, tok in enumerate(toks):
-        if i in dropped or tok.start in list_starts or _excluded_by_context(text, tok):
+        if i in dropped or tok.start in list_starts:
             continue
         marked = _is_marked(text, tok.start)
         denominator = fractions.get(i)
+        if _excluded_by_context(text, tok, stated=marked or denominator is not None):
+            continue
         is_whole = whole.lower() == text[tok.start : tok.end].lower()
         if tok.is_word and not (marked or denominator is not None or is_whole):
             continue
@@ -280,9 +294,18 @@ def _candidates(text: str) -> list[_Candidate]:
 
 
 def _choose(cands: list[_Candidate], low: float, high: float) -> _Candidate | None:
-    """Last marked, else last fraction, else last in range, else last (reported out of range)."""
+    """Last marked, else last fraction, else last in range, else last (reported out of range).
+
+    A marked bare number outside the scale yields to a fraction on the scale's own top ("... has
+    scored 15 penalties ... I would score the consistency of the Summary as 2 out of 5"): a verdict
+    stated as N/high is the judge's, a stray count after "scored" is the text's."""
+    marked = [c for c in cands if c.marked]
+    if marked and marked[-1].denominator is None and not low <= marked[-1].value <= high:
+        on_scale = [c for c in cands if c.denominator == high and low <= c.value <= high]
+        if on_scale:
+            return on_scale[-1]
     for tier in (
-        [c for c in cands if c.marked],
+        marked,
         [c for c in cands if c.denominator is not None],
         [c for c in cands if low <= c.value <= high],
         cands,

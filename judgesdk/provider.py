@@ -133,7 +133,13 @@ class GenerateResponse(BaseModel):
 
 @runtime_checkable
 class Provider(Protocol):
-    """A model backend. ``kind`` names the adapter, ``model`` the model, ``endpoint`` where it lives."""
+    """A model backend. ``kind`` names the adapter, ``model`` the model, ``endpoint`` where it lives.
+
+    A backend whose answers can change while those three stay the same (a model file replaced at the same
+    path) also has an ``identity`` attribute: a string that changes with what answers. It is optional (a
+    protocol member would force it on every adapter, and a hosted API's model name is all a client can
+    know), so it is read through :func:`identity_of`; the cache key includes it.
+    """
 
     kind: str
     model: str
@@ -143,6 +149,12 @@ class Provider(Protocol):
     async def generate(self, request: GenerateRequest) -> GenerateResponse: ...
 
     async def aclose(self) -> None: ...
+
+
+def identity_of(provider: Provider) -> str:
+    """What names the answering model beyond kind, model and endpoint (e.g. a fingerprint of a GGUF file's
+    content), or "" when the provider declares no ``identity``. Wrappers pass their inner provider's on."""
+    return str(getattr(provider, "identity", "") or "")
 
 
 def as_text(messages: tuple[Message, ...] | list[Message]) -> str:
@@ -180,6 +192,10 @@ class WrapperProvider:
     @property
     def capabilities(self) -> Capabilities:
         return self.inner.capabilities
+
+    @property
+    def identity(self) -> str:
+        return identity_of(self.inner)
 
     async def generate(self, request: GenerateRequest) -> GenerateResponse:
         return await self.inner.generate(request)

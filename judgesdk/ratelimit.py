@@ -23,9 +23,10 @@ its time in ``_assign_requests_to_connections``), so one client slows down as co
 adapter instances (least busy first); ``clients`` (default: one per 16 requests in flight) sets how many
 :func:`build_limited` creates. Figures: benchmarks/README.md, "Hosted latency".
 
-Where it sits (see ``judgesdk.config.stack``): cache over retry over rate limit over the adapter. Every
-attempt, retries included, then counts against the limits as the API counts it; the limiter sees each
-429 when it happens; and a request sleeping between retries holds no in-flight slot.
+Where it sits (see ``judgesdk.config.stack``): cache over retry over the overload guard
+(:mod:`judgesdk.breaker`: timeouts and 503s shrink concurrency there, 429s here) over rate limit over the
+adapter. Every attempt, retries included, then counts against the limits as the API counts it; the limiter
+sees each 429 when it happens; and a request sleeping between retries holds no in-flight slot.
 
 ``clock`` and ``sleep`` are injectable so tests run on virtual time.
 """

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, TextIO
 
 from judgesdk.errors import InputError
-from judgesdk.types import Criterion, JudgeItem, JudgeResult
+from judgesdk.types import Criterion, JudgeItem, JudgeResult, check_text
 
 if TYPE_CHECKING:
     from judgesdk.config import JudgeConfig
@@ -321,6 +321,12 @@ def read_items(path: Path) -> list[tuple[JudgeItem, dict[str, Any]]]:
             if not isinstance(value, str) and (name == "output" or value is not None):
                 found = _JSON_KINDS.get(type(value), "null")
                 raise InputError(f"{path}:{number}: '{name}' must be a string (the text{' to judge' if name == 'output' else ''}), got {found}")
+        for name, value in raw.items():  # before ids are made from the texts, or fields carried into rows
+            try:
+                check_text(name, "a field name")
+                check_text(value, name)
+            except InputError as exc:
+                raise InputError(f"{path}:{number}: {exc}") from None
     ids = item_ids(lines, path)
     items = []
     for (number, raw), the_id in zip(lines, ids):

@@ -171,4 +171,21 @@ class JudgeItem(BaseModel):
     def _check(self) -> "JudgeItem":
         if not isinstance(self.output, str) or not self.output.strip():
             raise InputError(f"item {self.id or ''} has an empty output: there is nothing to judge".replace("  ", " "))
+        for name in ("output", "source", "context", "reference", "id"):
+            check_text(getattr(self, name), name)
         return self
+
+
+def check_text(value: object, name: str) -> None:
+    """Refuse text that is not valid Unicode: a lone surrogate (what ``errors="surrogateescape"`` makes of
+    undecodable bytes, or a JSON ``\\udcff`` escape) cannot be encoded, so it would fail later inside a
+    cache key, a tokenizer or an HTTP body, far from the item that caused it."""
+    if not isinstance(value, str):
+        return
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InputError(
+            f"'{name}' holds {value[exc.start]!r} at character {exc.start}, a lone surrogate that is not valid Unicode"
+            " text: fix the encoding of what produced it (decode its bytes as UTF-8)"
+        ) from None

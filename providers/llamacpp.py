@@ -51,6 +51,7 @@ from __future__ import annotations
 import asyncio
 import ctypes
 import hashlib
+import logging
 import os
 import tempfile
 import threading
@@ -64,7 +65,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel
 
-from judgesdk.errors import CapabilityError, ConfigError, InputError, PermanentError
+from judgesdk.errors import CapabilityError, ConfigError, InputError, PermanentError, UnavailableError
 from judgesdk.provider import Capabilities, Choice, GenerateRequest, GenerateResponse, TokenLogprob, Usage, as_text
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # read once when libgomp loads: see the module docstring
@@ -122,6 +123,94 @@ def embedded_sha256() -> str:
 def _fingerprint(path: Path) -> str:
     stat = path.stat()
     return f"{stat.st_size}:{stat.st_mtime_ns}"
+
+
+IDENTITY_SAMPLE = 1 << 20  # bytes hashed at each end of a model file by file_identity()
+
+
+def file_identity(path: Path) -> str:
+    """A fingerprint of a model file for cache keys: its size, modification time and inode, and the sha256
+    of its first and last MiB (the GGUF header, which names the model and lays out its tensors, and the
+    last tensors' data).
+
+    Hashing the whole file would be exact but costs about 0.4 s per 250 MB on this project's CPU (seconds
+    for a 7B model, read cold from disk when the run is served from the cache and the model is never
+    loaded); this reads 2 MiB (about 7 ms). A file replaced by rename has a new inode; one rewritten in
+    place, a new modification time; one with its old time restored, its header or tail most likely
+    differs. What it cannot see is a same-size rewrite of the middle with the time set back. The price is
+    that the same content copied elsewhere (another machine, a fresh download) keys differently: pass
+    ``identity`` (e.g. the file's sha256) to make keys portable.
+    """
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        stat = os.fstat(fh.fileno())
+        digest.update(fh.read(IDENTITY_SAMPLE))
+        if stat.st_size > IDENTITY_SAMPLE:
+            fh.seek(max(stat.st_size - IDENTITY_SAMPLE, IDENTITY_SAMPLE))
+            digest.update(fh.read(IDENTITY_SAMPLE))
+    return f"file:{stat.st_size}:{stat.st_mtime_ns}:{stat.st_ino}:{digest.hexdigest()}"
+
+
+# -- llama.cpp's log, into Python logging ----------------------------------------------------------
+
+llama_log = logging.getLogger("judgesdk.llamacpp")
+llama_log.addHandler(logging.NullHandler())  # quiet unless the application (or the CLI's -v) configures logging
+_GGML_LEVELS = {1: logging.DEBUG, 2: logging.DEBUG, 3: logging.WARNING, 4: logging.ERROR}  # ggml_log_level
+_GGML_CONT = 5  # continues the previous message
+_CHOSEN = ("llama_kv_cache_iswa: using full-size SWA cache",)  # warnings about what judgesdk sets on purpose
+_log_lock = threading.Lock()
+_log_pieces = threading.local()  # a message's pieces arrive on one thread, possibly over several calls
+_log_callback: Any = None  # referenced for the process's lifetime: llama.cpp keeps calling it
+
+
+def route_llama_log() -> None:
+    """Send llama.cpp's log to the ``judgesdk.llamacpp`` logger, once per process.
+
+    llama-cpp-python installs a callback that prints to stderr by a level table written for an older
+    ggml (today's WARN reads as its ERROR), so every load printed ``using full-size SWA cache`` whatever
+    ``verbose`` said. Here debug and info chatter log at DEBUG, warnings and errors as such, except the
+    SWA line: it reports the full-size SWA cache, llama.cpp's default, which prefix reuse needs (a cache
+    that keeps only the window cannot be rewound to an earlier prefix), not a problem. With a NullHandler
+    on the logger nothing shows unless logging is configured (``judgesdk -v`` shows it all).
+    """
+    global _log_callback
+    with _log_lock:
+        if _log_callback is not None or llama_cpp is None:
+            return
+
+        @llama_cpp.llama_log_callback
+        def callback(level: int, text: bytes, user_data: Any) -> None:
+            try:
+                _log_piece(level, text)
+            except Exception:  # an exception cannot cross into C; a lost log line is the lesser harm
+                pass
+
+        llama_cpp.llama_log_set(callback, ctypes.c_void_p(0))
+        _log_callback = callback
+
+
+def _log_piece(level: int, text: bytes | None) -> None:
+    """Collect a message's pieces up to its newline, then log it at the level of its first piece."""
+    state = _log_pieces
+    pending: str = getattr(state, "pending", "")
+    if level != _GGML_CONT:
+        if pending:
+            _log_line(getattr(state, "level", logging.DEBUG), pending)
+        pending, state.level = "", _GGML_LEVELS.get(level, logging.DEBUG)
+    pending += (text or b"").decode("utf-8", errors="replace")
+    if pending.endswith("\n"):
+        _log_line(getattr(state, "level", logging.DEBUG), pending)
+        pending = ""
+    state.pending = pending
+
+
+def _log_line(level: int, message: str) -> None:
+    message = message.rstrip()
+    if not message:
+        return
+    if level == logging.WARNING and message.startswith(_CHOSEN):
+        level = logging.DEBUG
+    llama_log.log(level, "%s", message)
 
 
 def default_gpu_layers() -> int:
@@ -237,6 +326,9 @@ class PrefixStates:
                 best_key, best_len = key, n
         return best_key, best_len
 
+    def peek(self, key: int) -> SavedState:
+        return self._entries[key]
+
     def pop(self, key: int) -> SavedState:
         """Take an entry out (it becomes the live state; it is saved again when the live state moves on)."""
         return self._entries.pop(key)
@@ -285,12 +377,18 @@ class LlamaCppProvider:
         track_unique_tokens: bool = False,
         capabilities: Capabilities | None = None,
         model_sha256: str | None = None,
+        identity: str | None = None,
     ) -> None:
         if llama_cpp is None:
             raise PermanentError("the local provider needs the 'local' extra: pip install 'judgesdk[local]'", provider=self.kind)
+        route_llama_log()  # before anything of llama.cpp's runs for this provider
         path = Path(model_path).expanduser()
         if not path.is_file():
             raise PermanentError(f"no GGUF model file at {path}", provider=self.kind)
+        with open(path, "rb") as fh:  # checked now, not at the first request: the model itself loads lazily
+            magic = fh.read(4)
+        if magic != b"GGUF":
+            raise PermanentError(f"{path} is not a GGUF model file (it starts with {magic!r}, not b'GGUF')", provider=self.kind)
         if prefix_states < 0 or prefix_state_mb < 0:
             raise ConfigError(f"prefix_states ({prefix_states}) and prefix_state_mb ({prefix_state_mb}) must be >= 0")
         if parallel_suffixes < 1:
@@ -317,9 +415,14 @@ class LlamaCppProvider:
         self._pending: list[tuple[GenerateRequest, asyncio.Future[GenerateResponse]]] = []
         self._pending_lock = threading.Lock()
         self._model: Any = None  # loaded on first use: a run served from the cache never loads it
+        self._load_error: UnavailableError | None = None
+        self._n_swa = 0  # the model's sliding-window length (0: none), read at load
+        self._floor = 0  # the live cache is whole only from here on (after restoring a long state), else 0
+        self._anchor = 0  # the live cache's prefix that the last prompts shared (what a saved state keeps)
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="judgesdk-llama")
         self._last_logits: np.ndarray | None = None  # logits after the last token in the KV cache, when known
         self._sha256 = model_sha256
+        self._identity = identity  # None: file_identity() of the file, taken on first use
         self._grammars: dict[str, Any] = {}  # GBNF text -> llama_cpp.LlamaGrammar, checked once (see _grammar)
 
     @property
@@ -334,13 +437,37 @@ class LlamaCppProvider:
             self._sha256 = digest.hexdigest()
         return self._sha256
 
+    @property
+    def identity(self) -> str:
+        """What cache keys name this model by beyond its name and path (see ``judgesdk.provider.identity_of``):
+        ``file_identity`` of the file, taken once, on first use, without loading the model (a run served
+        from the cache never loads it); or the ``identity`` given, e.g. the embedded model's sha256,
+        verified at assembly, so caches of it move between machines."""
+        if self._identity is None:
+            try:
+                self._identity = file_identity(Path(self.endpoint))
+            except OSError as exc:  # removed or made unreadable since the provider was built
+                raise PermanentError(f"cannot read the model file {self.endpoint}: {exc.strerror or exc}", provider=self.kind) from None
+        return self._identity
+
     @classmethod
     def from_options(cls, *, model_name: str = EMBEDDED_MODEL, capabilities: Capabilities | None = None, **options: Any) -> LlamaCppProvider:
-        """Build from config options; without ``model_path`` the embedded model is used."""
+        """Build from config options; without ``model_path`` the embedded model is used. A ``model`` that names
+        a GGUF file (``--model path/to/x.gguf``) is that path; any other name but the embedded model's is an
+        error rather than a run of the embedded model under another name."""
         model_path = options.pop("model_path", None)
+        if model_path is None and model_name != EMBEDDED_MODEL:
+            if not (model_name.endswith(".gguf") or Path(model_name).expanduser().is_file()):
+                raise ConfigError(
+                    f"the local provider has no model {model_name!r}: give a GGUF file's path (--model path/to/model.gguf,"
+                    f" or model_path under [providers.options]), or leave the model unset for the embedded {EMBEDDED_MODEL}"
+                )
+            model_path, model_name = model_name, EMBEDDED_MODEL
         if model_path is None:
             path = embedded_model_path()
-            return cls(path, model_name=EMBEDDED_MODEL, capabilities=capabilities, model_sha256=embedded_sha256(), **options)
+            sha = embedded_sha256()
+            options.setdefault("identity", f"sha256:{sha}")
+            return cls(path, model_name=EMBEDDED_MODEL, capabilities=capabilities, model_sha256=sha, **options)
         return cls(model_path, model_name=model_name if model_name != EMBEDDED_MODEL else None, capabilities=capabilities, **options)
 
     async def generate(self, request: GenerateRequest) -> GenerateResponse:
@@ -370,9 +497,20 @@ class LlamaCppProvider:
     @property
     def _llm(self) -> Any:
         if self._model is None:
-            llm = llama_cpp.Llama(**self._settings)
+            if self._load_error is not None:  # a file that failed to load fails every request the same way, fast
+                raise self._load_error
+            try:
+                llm = llama_cpp.Llama(**self._settings)
+            except (ValueError, OSError, RuntimeError) as exc:  # llama-cpp-python's "Failed to load model from file"
+                self._load_error = UnavailableError(
+                    f"llama.cpp could not load {self.endpoint} ({exc}): the file is damaged, truncated or made for a"
+                    " newer llama.cpp; download it again or give another model_path",
+                    provider=self.kind,
+                )
+                raise self._load_error from None
             if self.parallel_suffixes > 1:
                 _allow_parallel_sequences(llm, self.parallel_suffixes + 1)
+            self._n_swa = int(llama_cpp.llama_model_n_swa(llm._model.model))
             self._model = llm
         return self._model
 
@@ -418,7 +556,9 @@ class LlamaCppProvider:
         return self._llm.tokenize(text.encode("utf-8"), add_bos=bos, special=False)
 
     def _common_prefix(self, tokens: list[int]) -> int:
-        return common_prefix(self._llm.input_ids[: self._llm.n_tokens], tokens)
+        """How much of ``tokens`` the live cache holds, counting only what can be kept (see :meth:`_rewind`)."""
+        shared = common_prefix(self._llm.input_ids[: self._llm.n_tokens], tokens)
+        return shared if shared >= self._floor else 0
 
     def _check_fits(self, n: int) -> None:
         if n > self._llm.n_ctx():
@@ -534,19 +674,48 @@ class LlamaCppProvider:
             return 0
         live = self._common_prefix(prompt)
         key, saved = self._states.best(prompt) if self._states.max_entries else (None, 0)
-        if key is not None and saved >= live + self.RESTORE_MIN_GAIN:
+        if key is not None and saved >= live + self.RESTORE_MIN_GAIN and self._restorable(self._states.peek(key), saved):
             state = self._states.pop(key)  # before saving the live state, which may replace its family
             self._save_live(keep=live)
             live = saved if self._restore(state, saved) else 0
+            self._anchor = live
         else:
             self._save_live(keep=live)
+            if live < self.RESTORE_MIN_GAIN:  # a few shared tokens (the BOS) are evaluated again with the prompt,
+                self._rewind(0)  # as a fresh cache would: their cells from another decode moved a short
+                live = 0  # output's log-probabilities by ~0.07 (batch-split numerics)
+            self._share(live)
         return min(live, len(prompt))
 
+    def _share(self, n: int) -> None:
+        """Record that the live cache's first ``n`` tokens are shared by its family's prompts (0: a new family
+        begins); the least seen is kept, since two outputs may also share their first words by chance."""
+        self._anchor = min(self._anchor, n) if self._anchor and n else n
+
+    def _restorable(self, state: SavedState, reused: int) -> bool:
+        """Whether reusing ``reused`` tokens of ``state`` gives exactly what evaluating them would.
+
+        A model with sliding-window layers (Gemma 3: 512 positions) has llama.cpp save only the last window of
+        those layers' cells: restoring a longer state and going back before its end left holes (the first
+        tokens, the start of the source) that moved log-probabilities by up to 14 nats, measured. So such a
+        state is used only when the prompt continues all of it; :meth:`_save_live` saves a family's shared
+        part alone to make that the common case."""
+        return not self._n_swa or len(state.tokens) <= self._n_swa or reused >= len(state.tokens)
+
     def _save_live(self, *, keep: int) -> None:
-        """Save the live state before a switch discards its tokens past ``keep`` (when worth keeping)."""
+        """Save the live state before a switch discards its tokens past ``keep`` (when worth keeping). On a
+        model with sliding-window layers the state is first cut to the part its family shares (the source
+        and instructions before an output; known from the last reuse or from a saved relative), since only a
+        state the next prompt continues whole can be restored (:meth:`_restorable`)."""
         llm = self._llm
         if not self._states.max_entries or llm.n_tokens - keep < self.SAVE_MIN_DISCARD:
             return
+        if self._n_swa and llm.n_tokens > self._n_swa:
+            tokens = list(llm.input_ids[: llm.n_tokens])
+            _, relative = self._states.best(tokens)  # a saved relative: the share when no prompt has shown it yet
+            shared = max(keep, self._anchor or relative)
+            if self.SAVE_MIN_DISCARD <= shared < llm.n_tokens and shared >= self._floor:
+                self._rewind(shared)
         ctx = llm._ctx.ctx
         size = llama_cpp.llama_state_seq_get_size(ctx, 0)
         data = (ctypes.c_uint8 * size)()
@@ -566,6 +735,7 @@ class LlamaCppProvider:
         n = len(state.tokens)
         llm.input_ids[:n] = state.tokens
         llm.n_tokens = n
+        self._floor = n if self._n_swa and n > self._n_swa else 0  # its sliding-window cells start at n - n_swa
         llm._requires_eval = True  # no live logits: llama-cpp-python's generate must re-decode one token
         self._last_logits = None
         self._count(state_restores=1, tokens_restored=reused)
@@ -616,6 +786,10 @@ class LlamaCppProvider:
         return out.reshape(n_out, llm.n_vocab()).copy()
 
     def _rewind(self, n: int) -> None:
+        if n < self._floor:  # below a restored state's sliding-window cells: nothing before n is whole
+            n = 0
+        if n == 0:
+            self._floor = self._anchor = 0
         if self._llm.n_tokens != n:
             self._llm.n_tokens = n
             self._llm._ctx.kv_cache_seq_rm(-1, n, -1)
@@ -672,6 +846,7 @@ class LlamaCppProvider:
         if len(prompt) > 1:  # the prompt first, on its own: the continuation is then always one decode of
             self._rows(prompt[:-1], len(prompt) - 1)  # [last prompt token, continuation] after the same prefix
         rows = self._rows(prompt + tokens[:-1], len(prompt) - 1)
+        self._share(len(prompt) - 1)  # its family shares the prompt, whose last token is decoded with each continuation
         # The cache keeps the continuation's tokens: a next prompt that continues them (a yes/no question
         # about this output) evaluates only its own tokens; the next output of the same source rewinds.
         pieces = [self._llm.detokenize([tok]).decode("utf-8", errors="replace") for tok in tokens]

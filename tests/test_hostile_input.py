@@ -7,6 +7,7 @@ wire: requests go to a loopback server that records their headers (tests/batch_s
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -316,3 +317,41 @@ def test_a_bad_max_tokens_option_is_an_input_error(value, found, items, capsys):
             "--provider", "openai", "--base-url", REFUSING, "--no-cache", "--quiet"]  # fmt: skip
     code, _, err = run(argv, capsys)
     assert_one_line_error(code, err, "max_tokens must be a positive integer", f"got {found}")
+
+
+@pytest.mark.parametrize("field", ["output", "source", "id", "doc_id"])
+def test_a_lone_surrogate_in_an_item_is_an_input_error(field, tmp_path, capsys):
+    line = json.dumps({"output": "A fine output.", field: "bad \udcff text"})  # JSON's \\udcff escape: valid JSON
+    path = write(tmp_path, "items.jsonl", '{"output": "A first, fine item."}\n' + line + "\n")
+    code, _, err = run(["score", path, "--provider", "openai", "--base-url", REFUSING, "--quiet"], capsys)
+    assert_one_line_error(code, err, f"{path}:2", f"'{field}' holds", "lone surrogate", "UTF-8")
+
+
+def local_config(tmp_path, model_path) -> Path:
+    return write(tmp_path, "local.toml", f'[[providers]]\nkind = "local"\n[providers.options]\nmodel_path = "{model_path}"\n')
+
+
+@pytest.mark.parametrize("content,needle", [(None, "no GGUF model file at"), (b"not a model", "is not a GGUF model file")])
+def test_a_model_file_missing_or_not_gguf_fails_once_before_any_item(content, needle, tmp_path, items, capsys):
+    model = tmp_path / "model.gguf"
+    if content is not None:
+        model.write_bytes(content)
+    results = tmp_path / "results.jsonl"
+    code, _, err = run(["score", items, "--config", local_config(tmp_path, model), "-o", results, "--quiet"], capsys)
+    assert_one_line_error(code, err, "no provider of the chain can be used", needle)
+    assert not results.exists() or results.read_text() == ""  # nothing judged: no error row per item
+
+
+def test_a_damaged_gguf_is_one_error_naming_the_fix(gguf_path, tmp_path, items, capsys):
+    model = tmp_path / "damaged.gguf"
+    model.write_bytes(Path(gguf_path).read_bytes()[:2_000_000])  # the header is right, the tensors are missing
+    code, _, err = run(["score", items, "--config", local_config(tmp_path, model), "--quiet"], capsys)
+    assert_one_line_error(code, err, "could not load", "damaged, truncated", "model_path")
+
+
+@pytest.mark.parametrize("model,needles", [("llama3", ["has no model 'llama3'", "--model path/to/model.gguf"]),
+                                           ("missing.gguf", ["no GGUF model file at", "missing.gguf"])])  # fmt: skip
+def test_a_local_model_that_is_not_the_embedded_one_or_a_file_is_refused(model, needles, tmp_path, items, capsys):
+    """Not judged by the embedded model under the name asked for (the run would be misattributed)."""
+    code, _, err = run(["score", items, "--provider", "local", "--model", tmp_path / model if model.endswith(".gguf") else model, "--quiet"], capsys)
+    assert_one_line_error(code, err, *needles)

@@ -4,6 +4,8 @@ LRU's bookkeeping (families, bounds) holds on its own."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -32,7 +34,7 @@ INTERLEAVED = [("A", "It lists items."), ("B", "Trains run late."), ("A", "Quest
 def provider(gguf_path, **options):
     from judgesdk.providers.llamacpp import LlamaCppProvider
 
-    return LlamaCppProvider(gguf_path, n_ctx=1024, track_unique_tokens=True, **options)
+    return LlamaCppProvider(gguf_path, **{"n_ctx": 1024, "track_unique_tokens": True, **options})
 
 
 async def run(p, work):
@@ -129,17 +131,56 @@ async def test_parallel_suffixes_share_one_decode_and_keep_each_answer(gguf_path
 
 
 @pytest.mark.integration
-async def test_queued_requests_hear_a_model_that_fails_to_load(tmp_path):
+async def test_queued_requests_hear_a_model_that_fails_to_load(gguf_path, tmp_path):
     import asyncio
 
+    from judgesdk.errors import UnavailableError
+    from judgesdk.providers.llamacpp import LlamaCppProvider
+
+    broken = tmp_path / "broken.gguf"
+    broken.write_bytes(Path(gguf_path).read_bytes()[:1_000_000])  # a GGUF header, then too little (checked at load)
+    p = LlamaCppProvider(broken)
+    results = await asyncio.wait_for(asyncio.gather(*(p.generate(counting(t)) for t in COUNTING), return_exceptions=True), 60)
+    assert all(isinstance(r, UnavailableError) for r in results), results
+    await p.aclose()
+
+
+def test_a_file_that_is_not_gguf_is_refused_when_the_provider_is_built(tmp_path):
+    from judgesdk.errors import PermanentError
     from judgesdk.providers.llamacpp import LlamaCppProvider
 
     broken = tmp_path / "broken.gguf"
     broken.write_bytes(b"not a gguf file" * 100)
-    p = LlamaCppProvider(broken)
-    results = await asyncio.wait_for(asyncio.gather(*(p.generate(counting(t)) for t in COUNTING), return_exceptions=True), 60)
-    assert all(isinstance(r, Exception) for r in results), results
-    await p.aclose()
+    with pytest.raises(PermanentError, match="is not a GGUF model file"):
+        LlamaCppProvider(broken)
+
+
+def continuation(prefix: str, output: str) -> GenerateRequest:
+    return GenerateRequest(messages=(Message(role="user", content=prefix),), continuation=" " + output, max_tokens=0)
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("order", [1, -1])
+async def test_sources_longer_than_the_sliding_window_reuse_without_changing_log_probabilities(gguf_path, order):
+    """Gemma 3 keeps only the last 512 positions of its sliding-window layers in a saved state: restoring a
+    longer state and going back before its end once moved token log-probabilities by up to 14 nats (and
+    broke every later prompt). Outputs of two long sources, each scored with and without its source (the
+    fused judge's pattern), must give what a fresh evaluation gives, in either order, with reuse kept."""
+    long = {doc: " ".join([SOURCES[doc]] * 4) for doc in SOURCES}
+    work = []
+    for doc, out in INTERLEAVED[::order]:
+        work += [continuation(f"Rate the summary.\n\nSource:\n{long[doc]}\n\nSummary:", out), continuation("Summary:", out)]
+    fresh, reused = provider(gguf_path, n_ctx=2048, prefix_reuse=False), provider(gguf_path, n_ctx=2048)
+    for r in work:
+        want = np.array([t.logprob for t in (await fresh.generate(r)).continuation_tokens])
+        got = np.array([t.logprob for t in (await reused.generate(r)).continuation_tokens])
+        # what is left is batch-split numerics (the first token's cells computed in a 2-token vs a 600-token
+        # decode move a 4-token output's log-probabilities by ~0.07); the holes moved them by 3-14 nats
+        assert np.abs(want - got).max() < 0.5 and abs(want.mean() - got.mean()) < 0.1, (want - got)
+    assert len(reused._tokenize(long["A"], bos=True)) > 600  # longer than the window: the case in question
+    assert reused.counters.state_restores >= 2 and reused.counters.tokens_evaluated < fresh.counters.tokens_evaluated / 2
+    await fresh.aclose()
+    await reused.aclose()
 
 
 def test_parallel_suffixes_must_be_positive(gguf_path):

@@ -81,7 +81,7 @@ def test_counts_joined_unmatched_unparsed_and_duplicates(human, tmp_path, capsys
     lines = [{"doc_id": r["doc_id"], "system_id": r["system_id"], "response": f"Reasoning... Score: {round(r['scores']['quality'])}"} for r in rows[:100]]
     lines[3] = {**lines[3], "response": "I cannot judge this."}
     lines[4] = {**lines[4], "response": "Score: 9"}
-    lines.append({**lines[0], "response": "Score: 1"})  # duplicate: the first line is kept
+    lines.append({**lines[0], "response": "Score: 1"})  # duplicate: counted, and the last line is kept
     lines.append({"doc_id": "elsewhere", "system_id": "sys0", "score": 3})
     preds = write_jsonl(tmp_path / "p.jsonl", lines)
     out = run_json(["--human", str(path), "--predictions", str(preds), "--dimension", "quality", "--level", "summary"], capsys)

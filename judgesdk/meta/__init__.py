@@ -11,6 +11,7 @@ module             what
 ``reliability``    P_i, meta-correlation M (001 eq. 1-3), R_i (eq. 4), positional bias (004 §3.5),
                    per-item "needs human review" flags
 ``report``         judge report (AlpacaEval-style evaluator analysis) and plots (001 Figs. 1, 3)
+``readers``        prediction and head-to-head verdict files
 ``evaluate``       a full run over prediction files (what ``judgesdk meta-eval`` prints)
 =================  ==============================================================================
 """
@@ -43,12 +44,13 @@ from judgesdk.meta.datasets import (
     load_jsonl,
     shared_data_dir,
 )
-from judgesdk.meta.evaluate import MetaEvalResult, Prediction, load_pairwise, load_predictions, meta_evaluate
+from judgesdk.meta.evaluate import MetaEvalResult, Prediction, load_pairwise, load_predictions, meta_evaluate, read_pairwise
 from judgesdk.meta.items import JoinReport, PairwiseJudgement, ScoredItem, join, system_means
 from judgesdk.meta.preferences import (
     CorrectPreferences,
     PairOutcome,
     all_pairs,
+    average_quality,
     challenge_pairs,
     correct_preferences,
     correct_preferences_h2h,
@@ -91,11 +93,11 @@ __all__ = [
     "LevelCorrelation", "MetaCorrelation", "MetaEvalResult", "MissingDependencyError", "PairOutcome",
     "PairwiseJudgement", "PermutationTest", "PositionalBias", "Prediction", "RepeatVariance",
     "ReviewFlag", "ReviewPolicy", "ScoredItem", "Spread", "SystemCorrelations", "Throughput",
-    "all_pairs", "bootstrap_ci", "challenge_pairs", "correct_preferences", "correct_preferences_h2h",
+    "all_pairs", "average_quality", "bootstrap_ci", "challenge_pairs", "correct_preferences", "correct_preferences_h2h",
     "correlate", "correlation_table", "describe_level", "dimensions", "group_correlations",
     "human_scores", "join", "judge_report", "length_bias", "level_correlation", "load_dataset",
     "load_hanna_csv", "load_jsonl", "load_pairwise", "load_predictions", "meta_correlation",
     "meta_evaluate", "method_agreement", "per_system_correlations", "permutation_test",
-    "plot_quality_vs_alignment", "plot_system_spread", "positional_bias", "repeat_variance",
+    "plot_quality_vs_alignment", "plot_system_spread", "positional_bias", "read_pairwise", "repeat_variance",
     "resolve_level", "review_flags", "shared_data_dir", "system_means", "throughput", "write_report",
 ]

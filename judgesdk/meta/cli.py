@@ -4,14 +4,18 @@
         --dimension coherence [--parse rts|mcq] [--level sample,summary,system] \\
         [--method spearman,pearson,kendall] [--convention skip-and-count] \\
         [--predictions-b mcq.jsonl --parse-b mcq] [--pairwise h2h.jsonl] \\
+        [--duplicates last|first] [--challenge-order average|dimension] \\
         [--bootstrap 1000] [--json] [--report DIR]
 
 Prints correlations at each level with the definition computed (000 App. B), counts of joined,
 unmatched and unparsed items, per-system correlations P_i and their spread (001 eq. 2),
 the meta-correlation M (001 eq. 3), #CP (001 §4.2.1), and with ``--predictions-b`` the agreement
-R_i of two methods (001 eq. 4, Table 7); with ``--pairwise`` positional bias (004 §3.5) and
-head-to-head #CP. ``--json`` prints one JSON object instead of tables. Exit codes: 0 done, 3 bad
-input (the message says what to fix).
+R_i of two methods (001 eq. 4, Table 7); with ``--pairwise`` (added to a run with ``--predictions``)
+positional bias (004 §3.5) and head-to-head #CP. A doc_id/system_id written twice keeps its last
+line (``--duplicates first`` keeps the first); #CP's challenge set orders systems by the human score
+averaged over every dimension, as 001 does (``--challenge-order dimension``: the evaluated one).
+``--json`` prints one JSON object instead of tables. Exit codes: 0 done, 3 bad input or a bad flag
+value (the message says what to fix).
 """
 
 from __future__ import annotations
@@ -25,7 +29,10 @@ from judgesdk.errors import InputError
 from judgesdk.meta._stats import METHODS
 from judgesdk.meta.correlation import CONVENTIONS, LEVEL_DEFINITIONS, LEVELS
 from judgesdk.meta.datasets import load_jsonl
-from judgesdk.meta.evaluate import MetaEvalResult, load_pairwise, load_predictions, meta_evaluate, scale_for
+from judgesdk.meta.evaluate import MetaEvalResult, load_predictions, meta_evaluate, read_pairwise, scale_for
+from judgesdk.meta.items import KEEP, check_keep
+from judgesdk.meta.preferences import CHALLENGE_ORDERS, check_challenge_order
+from judgesdk.meta.readers import check_parse_mode
 from judgesdk.cost import CostModel
 from judgesdk.meta.report import JudgeReport, MissingDependencyError, require_matplotlib, write_report
 
@@ -43,17 +50,20 @@ def register(subparsers: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--human", type=Path, required=True, help="normalized human JSONL (../shared/data/<dataset>.jsonl)")
-    p.add_argument("--predictions", type=Path, required=True, help="JSONL: doc_id, system_id and a numeric score or a raw response")
+    # flag values are checked in evaluate_args, not by argparse, so that a bad one exits 3 with the fix
+    p.add_argument("--predictions", type=Path, help="JSONL: doc_id, system_id and a numeric score or a raw response (required)")
     p.add_argument("--dimension", required=True, help="human score dimension, e.g. coherence")
-    p.add_argument("--parse", choices=["rts", "mcq"], default="rts", help="how to read 'response' text: rts numbers (default) or mcq letters")
+    p.add_argument("--parse", type=str.lower, default="rts", help="how to read 'response' text: rts numbers (default) or mcq letters")
     p.add_argument("--scale", help="scale LOW-HIGH for parsing (default: the dataset preset, else inferred from the human scores)")
     p.add_argument("--level", default="sample,summary,system", help=f"comma list of {', '.join(LEVELS)} or 'all' (default sample,summary,system)")
     p.add_argument("--method", default="all", help=f"comma list of {', '.join(METHODS)} or 'all' (default)")
     p.add_argument("--convention", default="skip-and-count", choices=list(CONVENTIONS), help="how undefined correlations and parse failures count")
     p.add_argument("--predictions-b", type=Path, help="a second method's predictions: R_i agreement per system (001 eq. 4)")
-    p.add_argument("--parse-b", choices=["rts", "mcq"], help="how to read the second file's responses (default: --parse)")
+    p.add_argument("--parse-b", type=str.lower, help="how to read --predictions-b responses: rts or mcq (default: --parse)")
     p.add_argument("--tolerance", type=float, help="reliability tolerance r: list systems with R_i <= r (001 §5)")
-    p.add_argument("--pairwise", type=Path, help="JSONL head-to-head verdicts: doc_id, first, second, winner|response")
+    p.add_argument("--pairwise", type=Path, help="JSONL head-to-head verdicts: doc_id, first, second, winner|response (with --predictions)")
+    p.add_argument("--duplicates", type=str.lower, default="last", help=f"which line of a repeated doc_id/system_id counts: {' or '.join(KEEP)} (default last, as a results ledger and 001's scripts)")
+    p.add_argument("--challenge-order", type=str.lower, default="average", help="order of systems for #CP's challenge set: " + "; ".join(f"{k}: {v}" for k, v in CHALLENGE_ORDERS.items()) + " (default average)")
     p.add_argument("--bootstrap", type=int, default=0, metavar="N", help="bootstrap CIs with N document resamples (default 0: none)")
     p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default 0)")
     p.add_argument("--review-threshold", type=float, default=0.5, help="risk at which an item needs human review (default 0.5)")
@@ -73,16 +83,33 @@ def _split(text: str, known: tuple[str, ...], what: str) -> list[str]:
     return parts
 
 
+def _check_flags(args: argparse.Namespace) -> None:
+    """Flag combinations and values argparse cannot check, as InputErrors that name the fix."""
+    if args.predictions is None:
+        extra = " (--pairwise adds head-to-head indicators to a run over pointwise predictions)" if args.pairwise else ""
+        raise InputError(f"--predictions is required: the JSONL of the judge's scores or responses to correlate with --human{extra}")
+    check_parse_mode(args.parse, "--parse")
+    if args.parse_b is not None:
+        if args.predictions_b is None:
+            raise InputError("--parse-b says how to read --predictions-b, which is not given: add --predictions-b FILE or drop --parse-b")
+        check_parse_mode(args.parse_b, "--parse-b")
+    check_keep(args.duplicates)
+    check_challenge_order(args.challenge_order)
+
+
 def evaluate_args(args: argparse.Namespace) -> MetaEvalResult:
     """Run the meta-evaluation described by parsed ``meta-eval`` arguments."""
+    _check_flags(args)
     if args.bootstrap < 0:
         raise InputError(f"--bootstrap must be 0 or more resamples, got {args.bootstrap}")
     if not 0 < args.review_threshold <= 1:
         raise InputError(f"--review-threshold must lie in (0, 1], got {args.review_threshold}")
     records = load_jsonl(args.human)
     scale, scale_source = scale_for(records, args.dimension, args.scale)
+    parse_b = args.parse_b or args.parse
     preds = load_predictions(args.predictions, scale, args.parse)
-    preds_b = load_predictions(args.predictions_b, scale, args.parse_b or args.parse) if args.predictions_b else None
+    preds_b = load_predictions(args.predictions_b, scale, parse_b, flag="--parse-b") if args.predictions_b else None
+    pairwise, unclear = read_pairwise(args.pairwise) if args.pairwise else (None, 0)
     cost = None
     if args.usd_per_million_input is not None or args.usd_per_million_output is not None:
         cost = CostModel(usd_per_million_input=args.usd_per_million_input or 0.0, usd_per_million_output=args.usd_per_million_output or 0.0)
@@ -94,7 +121,10 @@ def evaluate_args(args: argparse.Namespace) -> MetaEvalResult:
         methods=_split(args.method, METHODS, "method"),
         convention=args.convention,
         predictions_b=preds_b,
-        pairwise=load_pairwise(args.pairwise) if args.pairwise else None,
+        pairwise=pairwise,
+        pairwise_unclear=unclear,
+        duplicates=args.duplicates,
+        challenge_order=args.challenge_order,
         bootstrap=args.bootstrap,
         seed=args.seed,
         tolerance=args.tolerance,
@@ -106,6 +136,7 @@ def evaluate_args(args: argparse.Namespace) -> MetaEvalResult:
             "predictions_file": str(args.predictions),
             "predictions_b_file": str(args.predictions_b or ""),
             "parse": args.parse,
+            "parse_b": parse_b,
             "scale_source": scale_source,
         },
     )
@@ -167,7 +198,7 @@ def print_result(result: MetaEvalResult) -> None:
         f"[bold]meta-eval[/bold] {result.dimension}: {result.predictions_file} vs {result.human_file}\n"
         f"joined {j.n_joined}, unparsed {j.n_unparsed} (out of range {result.counts.out_of_range}), "
         f"unmatched predictions {j.n_predictions_unmatched}, human items without prediction "
-        f"{j.n_human_without_prediction}, duplicate lines {j.n_duplicate_predictions} (first kept)\n"
+        f"{j.n_human_without_prediction}, duplicate lines {j.n_duplicate_predictions} ({result.duplicates} kept)\n"
         f"scale {result.scale[0]:g}-{result.scale[-1]:g} ({result.scale_source}); convention {result.convention}: "
         f"{result.convention_description}"
     )
@@ -218,7 +249,16 @@ def _print_systems(console: Any, result: MetaEvalResult) -> None:
             f"({s.n_undefined} undefined); meta-correlation M = {_f(m.value)} (p {_f(m.p_value, 4)}, {m.n_systems} systems)"
         )
     for name, cp in result.correct_preferences.items():
-        console.print(f"  #CP {name} pairs: {cp.n_correct}/{cp.n_pairs}" + (f" ({cp.accuracy:.1%})" if cp.accuracy is not None else ""))
+        console.print(f"  #CP {name} pairs: {cp.n_correct}/{cp.n_pairs}" + (f" ({cp.accuracy:.1%})" if cp.accuracy is not None else "") + _skipped(cp))
+    console.print(f"  challenge set: {result.challenge_order_description}")
+
+
+def _skipped(cp: Any, why: str = "no document scored for both") -> str:
+    """The pairs a #CP left out, named, so that a short count is never silent."""
+    if not cp.skipped_pairs:
+        return ""
+    names = ", ".join(f"{a}-{b}" for a, b in cp.skipped_pairs[:6]) + (", ..." if len(cp.skipped_pairs) > 6 else "")
+    return f"; {len(cp.skipped_pairs)} pairs left out, {why}: {names}"
 
 
 def _print_extras(console: Any, result: MetaEvalResult) -> None:
@@ -235,7 +275,10 @@ def _print_extras(console: Any, result: MetaEvalResult) -> None:
             f"flip on swap {_f(pb.flip_rate)} over {pb.n_swapped_pairs} swapped pairs"
         )
     for name, cp in result.correct_preferences_h2h.items():
-        console.print(f"  H2H #CP {name} pairs: {cp.n_correct}/{cp.n_pairs}")
+        console.print(f"  H2H #CP {name} pairs: {cp.n_correct}/{cp.n_pairs}" + _skipped(cp, "no verdict on them"))
+    if result.pairwise_counts is not None and (result.pairwise_counts.n_unclear or result.pairwise_counts.n_unmatched):
+        pc = result.pairwise_counts
+        console.print(f"  verdicts: {pc.n_verdicts} read, {pc.n_unclear} unclear (left out), {pc.n_unmatched} naming outputs without a human score")
     if result.length is not None:
         lb = result.length
         console.print(

@@ -1,37 +1,41 @@
 """A full meta-evaluation run: read predictions, join them to human scores, compute every indicator.
 
-This is what ``judgesdk meta-eval`` prints and what a benchmark run reports at its end. Prediction
-files are JSON Lines, one judged output per line::
+This is what ``judgesdk meta-eval`` prints and what a benchmark run reports at its end. The files it
+reads are described in :mod:`judgesdk.meta.readers`. Lines are joined to the human file on
+(doc_id, system_id); a key written twice keeps its last line by default (``duplicates="first"``
+keeps the first), and every indicator uses the line the join kept.
 
-    {"doc_id": "...", "system_id": "M8", "score": 3.67}                 # a number, or
-    {"doc_id": "...", "system_id": "M8", "response": "... Score: 4"}    # raw judge text, parsed
-
-``score`` wins when it is a number; otherwise ``response`` is read with
-:func:`judgesdk.parsing.parse_score` (``parse="rts"``: numbers on the Likert scale; ``"mcq"``:
-letters A.. standing for the scale's values, 001's MCQ). ``score: null`` without a response counts
-as unparsed. Optional fields feed the other indicators: ``samples`` (repeated scores -> variance
-across repeats and sample spread), ``distribution`` (``coverage``, ``entropy``; as ``judgesdk
-score`` writes it), ``latency_s``/``usage``/``cached``/``status`` (time and cost per 1,000).
-Lines are joined to the human file on (doc_id, system_id); duplicate keys keep the first line.
+#CP's challenge set (001 App. E) pairs systems of consecutive quality. ``challenge_order="average"``
+(the default) orders them as 001 does, by the human score averaged over every dimension of the human
+file (Table 21), so the pairs are the same whichever dimension is evaluated and a head-to-head
+verdict file built for them covers them all; ``"dimension"`` orders by the evaluated dimension alone.
+Head-to-head verdicts are compared with the human scores of the human file, so a pair is never lost
+because a pointwise prediction is missing; pairs without verdicts and unreadable verdicts are counted.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from pathlib import Path
-from typing import Any, Literal
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from pydantic import BaseModel, Field
 
 from judgesdk.errors import InputError, JudgeSDKError
-from judgesdk.runlog import read_objects
 from judgesdk.meta._stats import METHODS, check_method
 from judgesdk.meta.bootstrap import BootstrapCI, bootstrap_ci
 from judgesdk.meta.correlation import LevelCorrelation, get_convention, level_correlation, resolve_level
-from judgesdk.meta.datasets import HumanRecord, human_scores, require_dimension
-from judgesdk.meta.items import JoinReport, Key, PairwiseJudgement, ScoredItem, join
-from judgesdk.meta.preferences import CorrectPreferences, correct_preferences, correct_preferences_h2h
+from judgesdk.meta.datasets import HumanRecord, dimensions, human_scores, require_dimension
+from judgesdk.meta.items import JoinReport, Keep, Key, PairwiseJudgement, ScoredItem, check_keep, join
+from judgesdk.meta.preferences import (
+    CHALLENGE_ORDERS,
+    CorrectPreferences,
+    average_quality,
+    check_challenge_order,
+    correct_preferences,
+    correct_preferences_h2h,
+)
+from judgesdk.meta.readers import PARSE_MODES, ParseMode, Prediction, load_pairwise, load_predictions, read_pairwise
 from judgesdk.meta.reliability import (
     Agreement,
     ItemSignals,
@@ -47,39 +51,20 @@ from judgesdk.meta.reliability import (
 )
 from judgesdk.cost import CostModel
 from judgesdk.meta.report import LengthBias, RepeatVariance, Throughput, length_bias, repeat_variance, throughput
-from judgesdk.parsing import parse_choice, parse_score
 from judgesdk.provider import Usage
 from judgesdk.types import JudgeResult, Scale
 
 __all__ = [
     "MetaEvalResult",
+    "PairwiseCounts",
+    "ParseMode",
     "Prediction",
     "load_pairwise",
     "load_predictions",
     "meta_evaluate",
+    "read_pairwise",
     "scale_for",
 ]
-
-ParseMode = Literal["rts", "mcq"]
-
-
-class Prediction(BaseModel):
-    """One prediction line, parsed."""
-
-    doc_id: str
-    system_id: str
-    value: float | None
-    status: str  # "ok", "unparsed", "out_of_range", or the line's own status
-    samples: list[float | None] | None = None
-    coverage: float | None = None
-    entropy: float | None = None  # normalised to [0, 1] by ln(number of labels)
-    latency_s: float | None = None
-    usage: Usage | None = None
-    cached: bool = False
-
-    @property
-    def key(self) -> Key:
-        return (self.doc_id, self.system_id)
 
 
 def scale_for(records: Sequence[HumanRecord], dimension: str, override: str | None = None) -> tuple[Scale, str]:
@@ -112,101 +97,6 @@ def scale_for(records: Sequence[HumanRecord], dimension: str, override: str | No
     return Scale.likert(low, high), "inferred from the human scores (pass --scale to set it)"
 
 
-def _ids(row: dict[str, Any], where: str) -> tuple[str, str]:
-    missing = [k for k in ("doc_id", "system_id") if row.get(k) is None]
-    if missing:
-        raise InputError(f"{where}: missing {' and '.join(missing)}; every prediction line needs doc_id and system_id")
-    return str(row["doc_id"]), str(row["system_id"])
-
-
-def _number(value: Any, where: str, field: str) -> float | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise InputError(f"{where}: {field} must be a finite number or null, got {value!r}; put raw judge text in 'response'")
-    return float(value)
-
-
-def _distribution_signals(dist: Any) -> tuple[float | None, float | None]:
-    """(coverage, normalised entropy) from a ``distribution`` object (judgesdk score's or a LabelDistribution dump)."""
-    if not isinstance(dist, dict):
-        return None, None
-    probs = dist.get("probs")
-    values = list(probs.values()) if isinstance(probs, dict) else list(probs or [])
-    coverage = dist.get("coverage")
-    entropy = dist.get("entropy")
-    if entropy is None and values:
-        entropy = -sum(p * math.log(p) for p in values if p > 0)
-    norm = entropy / math.log(len(values)) if entropy is not None and len(values) > 1 else None
-    clip = lambda v: None if v is None else min(max(float(v), 0.0), 1.0)  # noqa: E731
-    return clip(coverage), clip(norm)
-
-
-def load_predictions(path: str | Path, scale: Scale, parse: ParseMode = "rts") -> list[Prediction]:
-    """Prediction lines of ``path`` (format in the module docstring), responses parsed on ``scale``."""
-    if parse not in ("rts", "mcq"):
-        raise InputError(f"--parse must be rts or mcq, got {parse!r}")
-    read_scale = scale if parse == "rts" else Scale.letters(scale.values)
-    p = Path(path)
-    out = []
-    for number, row in read_objects(p, "predictions"):
-        where = f"{p}:{number}"
-        doc, system = _ids(row, where)
-        value, status = _number(row.get("score"), where, "score"), "ok"
-        if value is None and isinstance(row.get("response"), str):
-            parsed = parse_score(row["response"], read_scale)
-            value, status = parsed.value, parsed.status
-        elif value is None:
-            status = str(row.get("status") or "unparsed")
-            if status == "ok":
-                status = "unparsed"
-        samples = row.get("samples")
-        if samples is not None and not isinstance(samples, list):
-            raise InputError(f"{where}: samples must be a list of numbers (or nulls)")
-        coverage, entropy = _distribution_signals(row.get("distribution"))
-        usage = row.get("usage")
-        out.append(
-            Prediction(
-                doc_id=doc,
-                system_id=system,
-                value=value,
-                status=status,
-                samples=None if samples is None else [_number(s, where, "samples[]") for s in samples],
-                coverage=coverage,
-                entropy=entropy,
-                latency_s=_number(row.get("latency_s"), where, "latency_s"),
-                usage=Usage.model_validate(usage) if isinstance(usage, dict) else None,
-                cached=bool(row.get("cached", False)),
-            )
-        )
-    return out
-
-
-_WINNERS = {"first": "first", "a": "first", "1": "first", "second": "second", "b": "second", "2": "second", "tie": "tie", "c": "tie"}
-
-
-def load_pairwise(path: str | Path) -> list[PairwiseJudgement]:
-    """Head-to-head verdicts: ``doc_id``, ``first``, ``second`` (system ids in shown order) and
-    ``winner`` ("first"/"second"/"tie") or raw ``response`` (001 H2H: A = first, B = second, C = tie)."""
-    p = Path(path)
-    out = []
-    for number, row in read_objects(p, "pairwise"):
-        where = f"{p}:{number}"
-        if any(row.get(k) is None for k in ("doc_id", "first", "second")):
-            raise InputError(f"{where}: a pairwise line needs doc_id, first and second (system ids in the order shown)")
-        winner = row.get("winner")
-        if winner is None and isinstance(row.get("response"), str):
-            winner = parse_choice(row["response"], ["A", "B", "C", "tie", "first", "second"])
-        if winner is None:
-            continue  # unclear verdicts do not count toward either position
-        if str(winner).lower() not in _WINNERS:
-            raise InputError(f"{where}: winner must be first, second or tie, got {winner!r}")
-        out.append(
-            PairwiseJudgement(doc_id=str(row["doc_id"]), first=str(row["first"]), second=str(row["second"]), winner=_WINNERS[str(winner).lower()])  # type: ignore[arg-type]
-        )
-    return out
-
-
 class Counts(BaseModel):
     """Joining and parsing, for the prediction file(s)."""
 
@@ -218,6 +108,14 @@ class Counts(BaseModel):
 class LevelResult(BaseModel):
     correlation: LevelCorrelation
     ci: BootstrapCI | None = None
+
+
+class PairwiseCounts(BaseModel):
+    """What became of the head-to-head verdict lines."""
+
+    n_verdicts: int  # readable verdicts
+    n_unclear: int  # lines whose response named no winner (counted toward neither position)
+    n_unmatched: int  # readable verdicts naming an output the human file does not score on the dimension
 
 
 class MetaEvalResult(BaseModel):
@@ -244,16 +142,34 @@ class MetaEvalResult(BaseModel):
     agreement: list[Agreement] = Field(default_factory=list)
     positional: PositionalBias | None = None
     correct_preferences_h2h: dict[str, CorrectPreferences] = Field(default_factory=dict)
+    pairwise_counts: PairwiseCounts | None = None
     review: dict[str, Any] | None = None
+    duplicates: str = "last"  # which line of a repeated key was kept
+    challenge_order: str = "average"
+    challenge_order_description: str = CHALLENGE_ORDERS["average"]
 
 
-def _join(records: Sequence[HumanRecord], dimension: str, preds: Sequence[Prediction]) -> tuple[list[ScoredItem], Counts]:
+def _role(lab: dict[str, str], second: bool) -> str:
+    """How a prediction file is named in messages: its path and the flag that chose its parse mode."""
+    path = lab.get("predictions_b_file" if second else "predictions_file") or "the predictions"
+    flag, mode = ("--parse-b", lab.get("parse_b", "")) if second else ("--parse", lab.get("parse", ""))
+    if mode not in PARSE_MODES:
+        return path
+    other = next(m for m in PARSE_MODES if m != mode)
+    return f"{path} ({flag} {mode} reads {PARSE_MODES[mode]}; if its responses are {PARSE_MODES[other]}, pass {flag} {other})"
+
+
+def _join(
+    records: Sequence[HumanRecord], dimension: str, preds: Sequence[Prediction], keep: Keep, role: str
+) -> tuple[list[ScoredItem], Counts, list[Prediction]]:
+    """Join, count, and return the prediction line kept for each joined item (in item order)."""
     human = human_scores(records, dimension)
-    items, report = join(human, [(p.key, p.value) for p in preds])
-    first: dict[Key, Prediction] = {}
+    items, report = join(human, [(p.key, p.value) for p in preds], keep)
+    kept: dict[Key, Prediction] = {}
     for p in preds:
-        first.setdefault(p.key, p)
-    joined = [first[it.key] for it in items]
+        if keep == "last" or p.key not in kept:
+            kept[p.key] = p
+    joined = [kept[it.key] for it in items]
     status: dict[str, int] = {}
     for p in joined:
         status[p.status] = status.get(p.status, 0) + 1
@@ -262,17 +178,44 @@ def _join(records: Sequence[HumanRecord], dimension: str, preds: Sequence[Predic
             f"no prediction matches a human item on (doc_id, system_id) for {dimension!r}: "
             f"{report.n_predictions_unmatched} prediction keys are unknown to the human file"
         )
-    return items, Counts(join=report, out_of_range=status.get("out_of_range", 0), status=status)
+    if all(it.prediction is None for it in items):
+        found = ", ".join(f"{k} {v}" for k, v in sorted(status.items()))
+        raise InputError(f"none of the {len(items)} predictions that match a human item has a score ({found}): {role}")
+    return items, Counts(join=report, out_of_range=status.get("out_of_range", 0), status=status), joined
 
 
-def _review(preds: Sequence[Prediction], keys: set[Key], scale: Scale, b: dict[Key, float | None], threshold: float) -> dict[str, Any] | None:
+def _h2h(
+    records: Sequence[HumanRecord],
+    dimension: str,
+    pairwise: Sequence[PairwiseJudgement],
+    unclear: int,
+    quality_of: Callable[[set[Key]], dict[str, float]],
+    pointwise: set[Key],
+) -> tuple[dict[str, CorrectPreferences], PairwiseCounts]:
+    """H2H #CP against the human file's scores of the outputs the verdicts compare.
+
+    The pair sets range over the systems of the pointwise run and of the verdicts, ordered by the
+    same quality, so that H2H and pointwise #CP count the same pairs and a pair the verdicts do not
+    cover is listed as skipped instead of vanishing."""
+    human = human_scores(records, dimension)
+    judged = {(j.doc_id, s) for j in pairwise for s in (j.first, j.second)}
+    matched = [j for j in pairwise if (j.doc_id, j.first) in human and (j.doc_id, j.second) in human]
+    counts = PairwiseCounts(n_verdicts=len(pairwise), n_unclear=unclear, n_unmatched=len(pairwise) - len(matched))
+    items = [ScoredItem(doc_id=k[0], system_id=k[1], human=v) for k, v in human.items() if k in judged]
+    if not matched:
+        raise InputError(
+            f"no head-to-head verdict compares two outputs the human file scores on {dimension!r}: "
+            "check doc_id, first and second of the --pairwise file against the human file's doc_id and system_id"
+        )
+    quality = quality_of(pointwise | {it.key for it in items})
+    cp = {name: correct_preferences_h2h(matched, items, name, quality=quality) for name in ("all", "challenge")}  # type: ignore[arg-type]
+    return cp, counts
+
+
+def _review(preds: Sequence[Prediction], scale: Scale, b: dict[Key, float | None], threshold: float) -> dict[str, Any] | None:
     width = scale.high - scale.low
     signals = []
-    seen: set[Key] = set()
     for p in preds:
-        if p.key not in keys or p.key in seen:
-            continue
-        seen.add(p.key)
         parsed = [s for s in (p.samples or []) if s is not None]
         spread = min(_sd(parsed) / (width / 2), 1.0) if len(parsed) >= 2 and width > 0 else None
         other = b.get(p.key)
@@ -300,11 +243,8 @@ def _review(preds: Sequence[Prediction], keys: set[Key], scale: Scale, b: dict[K
     }
 
 
-def _repeats(preds: Sequence[Prediction], keys: set[Key]) -> RepeatVariance | None:
-    samples: dict[Key, list[float | None]] = {}
-    for p in preds:
-        if p.key in keys and p.samples and p.key not in samples:
-            samples[p.key] = p.samples
+def _repeats(preds: Sequence[Prediction]) -> RepeatVariance | None:
+    samples = {p.key: p.samples for p in preds if p.samples}
     return repeat_variance(samples) if samples else None
 
 
@@ -313,8 +253,8 @@ def _sd(values: Sequence[float]) -> float:
     return math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1))
 
 
-def _results(preds: Sequence[Prediction], keys: set[Key], dimension: str) -> list[JudgeResult] | None:
-    chosen = [p for p in preds if p.key in keys and (p.latency_s is not None or p.usage is not None)]
+def _results(preds: Sequence[Prediction], dimension: str) -> list[JudgeResult] | None:
+    chosen = [p for p in preds if p.latency_s is not None or p.usage is not None]
     if not chosen:
         return None
     return [
@@ -336,25 +276,36 @@ def meta_evaluate(
     convention: str = "skip-and-count",
     predictions_b: Sequence[Prediction] | None = None,
     pairwise: Sequence[PairwiseJudgement] | None = None,
+    pairwise_unclear: int = 0,
     bootstrap: int = 0,
     seed: int = 0,
     tolerance: float | None = None,
     review_threshold: float = 0.5,
     cost: CostModel | None = None,
     scale: Scale | None = None,
+    duplicates: str = "last",
+    challenge_order: str = "average",
     labels: dict[str, str] | None = None,
 ) -> MetaEvalResult:
     """Every indicator of :mod:`judgesdk.meta` for one judge (and optionally a second method / H2H verdicts).
 
-    ``labels`` fills the descriptive fields of the result (file names, parse mode, scale source).
+    ``duplicates`` and ``challenge_order`` are described in the module docstring; ``pairwise_unclear``
+    is the number of verdict lines :func:`read_pairwise` could not read (reported, not used).
+    ``labels`` fills the descriptive fields of the result (file names, parse modes, scale source).
     """
     conv = get_convention(convention)
     lvls = [resolve_level(lv) for lv in levels]
     ms = [check_method(m) for m in methods]
-    items, counts = _join(records, dimension, predictions)
-    keys = {it.key for it in items}
+    keep, order = check_keep(duplicates), check_challenge_order(challenge_order)
     lab = labels or {}
+    items, counts, kept = _join(records, dimension, predictions, keep, _role(lab, second=False))
+    keys = {it.key for it in items}
     scale = scale or Scale.likert(1, 5)
+
+    def quality_of(compared: set[Key]) -> dict[str, float]:
+        dims = dimensions(records) if order == "average" else [dimension]
+        return average_quality({d: human_scores(records, d) for d in dims}, compared)
+
     level_results = []
     for lv in lvls:
         for m in ms:
@@ -362,6 +313,7 @@ def meta_evaluate(
             ci = bootstrap_ci(items, lv, m, conv, n_resamples=bootstrap, seed=seed) if bootstrap > 0 else None
             level_results.append(LevelResult(correlation=corr, ci=ci))
     lengths = {r.key: float(len(r.output.split())) for r in records if r.key in keys and r.output}
+    quality = quality_of(keys) if order == "average" else None  # None: #CP's own Q_i of the parsed items
     result = MetaEvalResult(
         human_file=lab.get("human_file", ""),
         predictions_file=lab.get("predictions_file", ""),
@@ -375,19 +327,22 @@ def meta_evaluate(
         levels=level_results,
         per_system=[per_system_correlations(items, m, conv) for m in ms],
         meta_correlation=[meta_correlation(items, m, conv) for m in ms],
-        correct_preferences={name: correct_preferences(items, name) for name in ("all", "challenge")},  # type: ignore[arg-type]
+        correct_preferences={name: correct_preferences(items, name, quality=quality) for name in ("all", "challenge")},  # type: ignore[arg-type]
         length=length_bias(items, lengths) if lengths else None,
-        repeats=_repeats(predictions, keys),
-        throughput=throughput(results, cost) if (results := _results(predictions, keys, dimension)) else None,
+        repeats=_repeats(kept),
+        throughput=throughput(results, cost) if (results := _results(kept, dimension)) else None,
+        duplicates=keep,
+        challenge_order=order,
+        challenge_order_description=CHALLENGE_ORDERS[order],
     )
     b_values: dict[Key, float | None] = {}
     if predictions_b is not None:
-        items_b, result.counts_b = _join(records, dimension, predictions_b)
+        items_b, result.counts_b, _ = _join(records, dimension, predictions_b, keep, _role(lab, second=True))
         result.predictions_b_file = lab.get("predictions_b_file", "")
         result.agreement = [method_agreement(items, items_b, m, conv, tolerance) for m in ms]
         b_values = {it.key: it.prediction for it in items_b}
     if pairwise:
         result.positional = positional_bias(pairwise)
-        result.correct_preferences_h2h = {name: correct_preferences_h2h(pairwise, items, name) for name in ("all", "challenge")}  # type: ignore[arg-type]
-    result.review = _review(predictions, keys, scale, b_values, review_threshold)
+        result.correct_preferences_h2h, result.pairwise_counts = _h2h(records, dimension, pairwise, pairwise_unclear, quality_of, keys)
+    result.review = _review(kept, scale, b_values, review_threshold)
     return result

@@ -20,6 +20,8 @@ from pydantic import BaseModel, ConfigDict, field_validator
 from judgesdk.errors import InputError
 
 Key = tuple[str, str]
+Keep = Literal["last", "first"]
+KEEP = ("last", "first")
 
 
 class ScoredItem(BaseModel):
@@ -73,21 +75,33 @@ class JoinReport(BaseModel):
     n_unparsed: int  # joined items whose prediction is None
     n_predictions_unmatched: int  # prediction keys with no human score
     n_human_without_prediction: int
-    n_duplicate_predictions: int  # later lines for a key already seen (the first is kept)
+    n_duplicate_predictions: int  # lines for a key already seen (one line per key is kept, see join)
+
+
+def check_keep(keep: str) -> Keep:
+    """``keep`` as a :data:`Keep`, or an InputError naming the choices."""
+    if keep not in KEEP:
+        raise InputError(f"--duplicates must be last or first (which line of a repeated doc_id/system_id counts), got {keep!r}")
+    return keep  # type: ignore[return-value]
 
 
 def join(
-    human: Mapping[Key, float], predictions: Iterable[tuple[Key, float | None]]
+    human: Mapping[Key, float], predictions: Iterable[tuple[Key, float | None]], keep: Keep = "last"
 ) -> tuple[list[ScoredItem], JoinReport]:
-    """Join predictions to human scores on (doc_id, system_id); duplicate keys keep the first.
+    """Join predictions to human scores on (doc_id, system_id); a repeated key keeps its ``keep`` line.
 
+    "last" by default: a results file is a ledger where a row retried after an error is appended
+    after it (:mod:`judgesdk.records`), and 001's scripts overwrite earlier lines the same way.
     Items come back in the order of ``human`` (the benchmark's order), restricted to joined keys.
     """
+    check_keep(keep)
     seen: dict[Key, float | None] = {}
     duplicates = unmatched = 0
     for key, value in predictions:
         if key in seen:
             duplicates += 1
+            if keep == "last":
+                seen[key] = value
             continue
         seen[key] = value
         unmatched += key not in human

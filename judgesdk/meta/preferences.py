@@ -9,8 +9,10 @@ computed the same way from the human scores. #CP counts correct pairs over
 * all pairs of systems (``"all"``: 66 for SummEval's 12 abstractive systems), or
 * the challenge set (``"challenge"``, App. E): consecutive systems when ordered by average human
   score, the k - 1 closest matches (11 for 12 systems). 001 orders by the average over all four
-  dimensions (Table 21); pass that as ``quality`` to reproduce it, otherwise Q_i (eq. 1) of the
-  dimension at hand is used.
+  dimensions (Table 21): :func:`average_quality` computes it, and ``judgesdk meta-eval`` passes it
+  as ``quality`` by default (``--challenge-order average``), so the set is the same for every
+  dimension and matches a head-to-head file built for it. Without ``quality`` these functions use
+  Q_i (eq. 1) of the dimension at hand (``--challenge-order dimension``).
 
 Pointwise judges (RTS, MCQ) are compared per document through their scores; head-to-head judges
 through their verdicts (:func:`correct_preferences_h2h`), where the two presentation orders of one
@@ -21,7 +23,7 @@ points from both orders).
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Literal
 
 from pydantic import BaseModel
@@ -30,16 +32,23 @@ from judgesdk.errors import InputError
 from judgesdk.meta.items import Key, PairwiseJudgement, ScoredItem, system_means
 
 __all__ = [
+    "CHALLENGE_ORDERS",
     "CorrectPreferences",
     "PairOutcome",
     "all_pairs",
+    "average_quality",
     "challenge_pairs",
+    "check_challenge_order",
     "correct_preferences",
     "correct_preferences_h2h",
 ]
 
 Preference = Literal["a", "b", "tie"]
 PairSet = Literal["all", "challenge"]
+CHALLENGE_ORDERS = {
+    "average": "systems ordered by human score averaged over every dimension of the human file (001 App. E, Table 21)",
+    "dimension": "systems ordered by human score on the evaluated dimension (Q_i, 001 eq. 1)",
+}
 
 
 class PairOutcome(BaseModel):
@@ -64,6 +73,33 @@ class CorrectPreferences(BaseModel):
     accuracy: float | None
     pairs: list[PairOutcome]
     skipped_pairs: list[tuple[str, str]] = []  # pairs with no document scored for both systems
+
+
+def check_challenge_order(order: str) -> str:
+    """``order`` if it is one of :data:`CHALLENGE_ORDERS`, else an InputError naming them."""
+    if order not in CHALLENGE_ORDERS:
+        choices = "; ".join(f"{k}: {v}" for k, v in CHALLENGE_ORDERS.items())
+        raise InputError(f"--challenge-order must be average or dimension ({choices}), got {order!r}")
+    return order
+
+
+def average_quality(by_dimension: Mapping[str, Mapping[Key, float]], keys: Iterable[Key] | None = None) -> dict[str, float]:
+    """Each system's mean human score per dimension, averaged over the dimensions (001 Table 21 "Avg").
+
+    ``by_dimension`` maps a dimension to its (doc_id, system_id) -> human score; ``keys`` restricts
+    the outputs counted to those being compared. A dimension that scores none of a system's outputs
+    is left out of that system's average. Dimensions are averaged as they are, as in Table 21.
+    """
+    wanted = None if keys is None else set(keys)
+    means: dict[str, list[float]] = {}
+    for scores in by_dimension.values():
+        per_system: dict[str, list[float]] = {}
+        for key, value in scores.items():
+            if wanted is None or key in wanted:
+                per_system.setdefault(key[1], []).append(value)
+        for system, values in per_system.items():
+            means.setdefault(system, []).append(sum(values) / len(values))
+    return {system: sum(m) / len(m) for system, m in means.items()}
 
 
 def all_pairs(quality: Mapping[str, float]) -> list[tuple[str, str]]:

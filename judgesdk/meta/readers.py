@@ -1,0 +1,200 @@
+"""The files a meta-evaluation reads besides the human one: a judge's predictions and head-to-head verdicts.
+
+Prediction files are JSON Lines, one judged output per line::
+
+    {"doc_id": "...", "system_id": "M8", "score": 3.67}                 # a number, or
+    {"doc_id": "...", "system_id": "M8", "response": "... Score: 4"}    # raw judge text, parsed
+
+``score`` wins when it is a number; otherwise ``response`` is read with
+:func:`judgesdk.parsing.parse_score` (``parse="rts"``: numbers on the Likert scale; ``"mcq"``:
+letters A.. standing for the scale's values, 001's MCQ). ``score: null`` without a response counts
+as unparsed. Optional fields feed the other indicators: ``samples`` (repeated scores -> variance
+across repeats and sample spread), ``distribution`` (``coverage``, ``entropy``; as ``judgesdk
+score`` writes it), ``latency_s``/``usage``/``cached``/``status`` (time and cost per 1,000).
+A key written twice (a results file is a ledger: a retried row follows its error row) is
+resolved when the lines are joined to the human scores (:func:`judgesdk.meta.items.join`).
+
+Verdict files hold one head-to-head judgement per line (:func:`read_pairwise`); a verdict that
+cannot be read is counted, never guessed.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ValidationError
+
+from judgesdk.errors import InputError
+from judgesdk.meta.items import Key, PairwiseJudgement
+from judgesdk.parsing import parse_choice, parse_score
+from judgesdk.provider import Usage
+from judgesdk.runlog import read_objects
+from judgesdk.types import Scale
+
+__all__ = ["PARSE_MODES", "ParseMode", "Prediction", "check_parse_mode", "load_pairwise", "load_predictions", "read_pairwise"]
+
+PARSE_MODES = {"rts": "numbers on the Likert scale", "mcq": "letters A.. standing for the scale's values"}
+
+ParseMode = Literal["rts", "mcq"]
+
+
+class Prediction(BaseModel):
+    """One prediction line, parsed."""
+
+    doc_id: str
+    system_id: str
+    value: float | None
+    status: str  # "ok", "unparsed", "out_of_range", or the line's own status
+    samples: list[float | None] | None = None
+    coverage: float | None = None
+    entropy: float | None = None  # normalised to [0, 1] by ln(number of labels)
+    latency_s: float | None = None
+    usage: Usage | None = None
+    cached: bool = False
+
+    @property
+    def key(self) -> Key:
+        return (self.doc_id, self.system_id)
+
+
+
+def check_parse_mode(mode: str, flag: str = "--parse") -> ParseMode:
+    """``mode`` as a :data:`ParseMode`, or an InputError naming ``flag`` and what each mode reads."""
+    if mode not in PARSE_MODES:
+        choices = "; ".join(f"{m}: {what}" for m, what in PARSE_MODES.items())
+        raise InputError(f"{flag} must be rts or mcq ({choices}), got {mode!r}")
+    return mode  # type: ignore[return-value]
+
+
+def _ids(row: dict[str, Any], where: str) -> tuple[str, str]:
+    missing = [k for k in ("doc_id", "system_id") if row.get(k) is None]
+    if missing:
+        raise InputError(f"{where}: missing {' and '.join(missing)}; every prediction line needs doc_id and system_id")
+    return str(row["doc_id"]), str(row["system_id"])
+
+
+def _number(value: Any, where: str, field: str) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise InputError(f"{where}: {field} must be a finite number or null, got {value!r}; put raw judge text in 'response'")
+    return float(value)
+
+
+def _distribution_signals(dist: Any, where: str) -> tuple[float | None, float | None]:
+    """(coverage, normalised entropy) from a ``distribution`` object (judgesdk score's or a LabelDistribution dump)."""
+    if dist is None:
+        return None, None
+    if not isinstance(dist, dict):
+        raise InputError(f"{where}: distribution must be an object with probs, coverage and entropy (as judgesdk score writes it) or null")
+    probs = dist.get("probs")
+    if probs is not None and not isinstance(probs, (dict, list)):
+        raise InputError(f"{where}: distribution.probs must be an object {{label: probability}} or a list of probabilities")
+    raw = list(probs.values()) if isinstance(probs, dict) else list(probs or [])
+    values = [_required(v, where, "distribution.probs[]") for v in raw]
+    coverage = _number(dist.get("coverage"), where, "distribution.coverage")
+    entropy = _number(dist.get("entropy"), where, "distribution.entropy")
+    if entropy is None and values:
+        entropy = -sum(p * math.log(p) for p in values if p > 0)
+    norm = entropy / math.log(len(values)) if entropy is not None and len(values) > 1 else None
+    clip = lambda v: None if v is None else min(max(float(v), 0.0), 1.0)  # noqa: E731
+    return clip(coverage), clip(norm)
+
+
+def _required(value: Any, where: str, field: str) -> float:
+    number = _number(value, where, field)
+    if number is None:
+        raise InputError(f"{where}: {field} must be a finite number, got null")
+    return number
+
+
+def _usage(value: Any, where: str) -> Usage | None:
+    if value is None:
+        return None
+    try:
+        if not isinstance(value, dict):
+            raise ValueError("not an object")
+        return Usage.model_validate(value)
+    except (ValidationError, ValueError):
+        raise InputError(f"{where}: usage must be an object of token counts (input_tokens, output_tokens, calls...) or null, got {value!r}") from None
+
+
+def load_predictions(path: str | Path, scale: Scale, parse: ParseMode = "rts", flag: str = "--parse") -> list[Prediction]:
+    """Prediction lines of ``path`` (format in the module docstring), responses parsed on ``scale``.
+
+    ``flag`` names the option that chose ``parse`` in error messages (``--parse-b`` for a second file).
+    """
+    check_parse_mode(parse, flag)
+    read_scale = scale if parse == "rts" else Scale.letters(scale.values)
+    p = Path(path)
+    out = []
+    for number, row in read_objects(p, "predictions"):
+        where = f"{p}:{number}"
+        doc, system = _ids(row, where)
+        value, status = _number(row.get("score"), where, "score"), "ok"
+        if value is None and isinstance(row.get("response"), str):
+            parsed = parse_score(row["response"], read_scale)
+            value, status = parsed.value, parsed.status
+        elif value is None:
+            status = str(row.get("status") or "unparsed")
+            if status == "ok":
+                status = "unparsed"
+        samples = row.get("samples")
+        if samples is not None and not isinstance(samples, list):
+            raise InputError(f"{where}: samples must be a list of numbers (or nulls)")
+        coverage, entropy = _distribution_signals(row.get("distribution"), where)
+        out.append(
+            Prediction(
+                doc_id=doc,
+                system_id=system,
+                value=value,
+                status=status,
+                samples=None if samples is None else [_number(s, where, "samples[]") for s in samples],
+                coverage=coverage,
+                entropy=entropy,
+                latency_s=_number(row.get("latency_s"), where, "latency_s"),
+                usage=_usage(row.get("usage"), where),
+                cached=bool(row.get("cached", False)),
+            )
+        )
+    return out
+
+
+_WINNERS = {"first": "first", "a": "first", "1": "first", "second": "second", "b": "second", "2": "second", "tie": "tie", "c": "tie"}
+
+
+def read_pairwise(path: str | Path) -> tuple[list[PairwiseJudgement], int]:
+    """Head-to-head verdicts and how many lines gave no readable verdict.
+
+    A line holds ``doc_id``, ``first``, ``second`` (system ids in shown order) and ``winner``
+    ("first"/"second"/"tie") or raw ``response`` (001 H2H: A = first, B = second, C = tie). An
+    unclear response counts toward neither position; it is returned as a count so that a report
+    can say how many were left out.
+    """
+    p = Path(path)
+    out = []
+    unclear = 0
+    for number, row in read_objects(p, "pairwise"):
+        where = f"{p}:{number}"
+        if any(row.get(k) is None for k in ("doc_id", "first", "second")):
+            raise InputError(f"{where}: a pairwise line needs doc_id, first and second (system ids in the order shown)")
+        winner = row.get("winner")
+        if winner is None and isinstance(row.get("response"), str):
+            winner = parse_choice(row["response"], ["A", "B", "C", "tie", "first", "second"])
+        if winner is None:
+            unclear += 1
+            continue
+        if str(winner).lower() not in _WINNERS:
+            raise InputError(f"{where}: winner must be first, second or tie, got {winner!r}")
+        out.append(
+            PairwiseJudgement(doc_id=str(row["doc_id"]), first=str(row["first"]), second=str(row["second"]), winner=_WINNERS[str(winner).lower()])  # type: ignore[arg-type]
+        )
+    return out, unclear
+
+
+def load_pairwise(path: str | Path) -> list[PairwiseJudgement]:
+    """The readable verdicts of :func:`read_pairwise` (unclear ones left out)."""
+    return read_pairwise(path)[0]
+
