@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from judgesdk.config import JudgeConfig, build_provider, detect_chain, load_config, stack
-from judgesdk.errors import ConfigError, InputError, ProviderError, UnavailableError
+from judgesdk.errors import ConfigError, InputError, JudgeSDKError, ProviderError, UnavailableError
 from judgesdk.estimation import EstimationSettings
 from judgesdk.provider import Provider
 from judgesdk.scorers import scorer_for
@@ -132,8 +132,8 @@ class Judge:
 
         A failing item (its providers failed, or something untyped raised while judging it) becomes a result
         with status ``error``; every other result is still returned (and handed to ``on_result`` as soon as it
-        exists, so callers can persist progress). An :class:`InputError` or :class:`ConfigError` (the caller's
-        mistake, e.g. criteria on different scales) stops the run: the items in flight are cancelled first.
+        exists, so callers can persist progress). A typed error meant for the caller (:class:`InputError`,
+        :class:`ConfigError`, a budget stop) stops the run: the items in flight are cancelled first.
         """
         parsed = [item if isinstance(item, JudgeItem) else JudgeItem.model_validate(item) for item in items]
         gate = asyncio.Semaphore(self.concurrency)
@@ -143,8 +143,8 @@ class Judge:
             async with gate:
                 try:
                     result = await self._judge(item, crit, method or self.method)
-                except (InputError, ConfigError):  # the caller's mistake, typed: it stops the run (below)
-                    raise
+                except JudgeSDKError:  # typed and meant for the caller (bad input or config, a budget stop): it
+                    raise  # stops the run (below); provider failures never get here, the chain made them results
                 except Exception as exc:  # noqa: BLE001 - anything else is this item's status; the others go on
                     result = _item_failed(item, crit, method or self.method, exc)
             if on_result is not None:

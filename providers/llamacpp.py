@@ -681,10 +681,10 @@ class LlamaCppProvider:
             self._anchor = live
         else:
             self._save_live(keep=live)
-            if live < self.RESTORE_MIN_GAIN:  # a few shared tokens (the BOS) are evaluated again with the prompt,
-                self._rewind(0)  # as a fresh cache would: their cells from another decode moved a short
-                live = 0  # output's log-probabilities by ~0.07 (batch-split numerics)
-            self._share(live)
+            if live <= 1:  # only the BOS shared: evaluated again with the prompt, as a fresh cache would (its
+                self._rewind(0)  # cells from another prompt's decode moved a short output's log-probabilities
+                live = 0  # by ~0.07: batch-split numerics)
+            self._share(live if live >= self.RESTORE_MIN_GAIN else 0)
         return min(live, len(prompt))
 
     def _share(self, n: int) -> None:
