@@ -229,8 +229,7 @@ def run_score(args: argparse.Namespace) -> int:
     finally:
         if ledger is not None:
             ledger.close()
-    if not judge.usable:  # e.g. a model file whose damage showed only when it was loaded
-        raise ConfigError("no provider of the chain can be used: " + "; ".join(judge.unusable))
+    judge.require_usable()  # e.g. a model file whose damage showed only when it was loaded
     if interrupted:
         kept = f"written to {args.output}; run the same command again to resume" if args.output else "printed; use -o FILE to keep results and resume"
         print(f"judgesdk: interrupted: {len(results)} finished result(s) {kept}", file=sys.stderr)

@@ -288,15 +288,7 @@ class Judge:
         try:
             return await self._chain(call)
         except _ChainFailed as exc:
-            return JudgeResult(
-                score=None,
-                status="error",
-                criterion="+".join(c.name for c in criteria),
-                method=method,
-                error=str(exc),
-                latency_s=time.perf_counter() - started,
-                item_id=item.id,
-            )
+            return _error_result(item, criteria, method, str(exc), latency_s=time.perf_counter() - started)
 
     def check_providers(self) -> list[str]:
         """Build every provider of the chain now and return why each one that cannot be built is skipped;
@@ -304,9 +296,13 @@ class Judge:
         item, instead of writing one error per item. A local model is not loaded here (only its file checked)."""
         for index in range(len(self._sources)):
             self._usable(index)
+        self.require_usable()
+        return self.unusable
+
+    def require_usable(self) -> None:
+        """:class:`ConfigError` naming every provider's reason once none of the chain can be used."""
         if not self.usable:
             raise ConfigError("no provider of the chain can be used: " + "; ".join(self.unusable))
-        return self.unusable
 
     @property
     def usable(self) -> bool:
@@ -358,8 +354,13 @@ def _item_failed(item: JudgeItem, criteria: tuple[Criterion, ...], method: str, 
     """An ``error`` result for an item whose judging raised something untyped (a bug in a scorer or an adapter),
     named by its type; the traceback is logged at DEBUG (``-v`` on the CLI)."""
     log.debug("item %s: unexpected error", item.id, exc_info=exc)
-    error = f"unexpected {type(exc).__name__}: {exc} (run with -v for the traceback)"
-    return JudgeResult(score=None, status="error", criterion="+".join(c.name for c in criteria), method=method, error=error, item_id=item.id)
+    return _error_result(item, criteria, method, f"unexpected {type(exc).__name__}: {exc} (run with -v for the traceback)")
+
+
+def _error_result(item: JudgeItem, criteria: tuple[Criterion, ...], method: str, error: str, latency_s: float = 0.0) -> JudgeResult:
+    return JudgeResult(
+        score=None, status="error", criterion="+".join(c.name for c in criteria), method=method, error=error, latency_s=latency_s, item_id=item.id
+    )
 
 
 def _template(template: str | Path | Template) -> Template:
