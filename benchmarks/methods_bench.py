@@ -28,7 +28,7 @@ from judgesdk.meta.datasets import HumanRecord, load_dataset, shared_data_dir
 from judgesdk.meta.evaluate import MetaEvalResult
 from judgesdk.presets import criterion as preset
 from judgesdk.providers.llamacpp import LlamaCppProvider
-from judgesdk.runlog import append, done_ids
+from judgesdk.records import append, done_ids
 from judgesdk.types import Criterion
 
 SCORE_METHODS = ("geval", "direct", "sampling", "rts", "mcq", "likelihood", "synthetic", "fusion")

@@ -1,8 +1,11 @@
-"""How much a local score moves with batching (issue 12, item 15): the same SummEval summaries judged five
-times on the embedded model, with concurrency 1 and 4, in file order and reversed, and with prefix reuse
-off; the largest difference from the first run, per run.
+"""How much a local score moves with batching (issue 12, item 15): the same SummEval summaries judged six
+times on the embedded model (concurrency 1 and 4, in file order and reversed, prefix reuse off, and label
+requests one per decode instead of grouped as parallel sequences); the largest difference from the first
+run, per run.
 
-    python benchmarks/reproducibility.py auto consistency 2     # METHOD CRITERION DOCUMENTS
+    python benchmarks/reproducibility.py auto consistency 2                  # METHOD CRITERIA DOCUMENTS
+    python benchmarks/reproducibility.py geval coherence,consistency,fluency,relevance 2 direct.likert.shared_criteria
+                                                                             # ... [TEMPLATE]
 """
 from __future__ import annotations
 
@@ -11,38 +14,50 @@ import sys
 import time
 
 from judgesdk.judge import Judge
-from judgesdk.providers.llamacpp import LlamaCppProvider, embedded_model_path, embedded_sha256
 from judgesdk.meta.datasets import shared_data_dir
 from judgesdk.presets import criterion
+from judgesdk.providers.llamacpp import LlamaCppProvider, embedded_model_path, embedded_sha256
 
-def run(items, method, crit, conc, order, **opts):  # type: ignore[no-untyped-def]
+
+def run(items, method, crits, conc, order, template, **opts):  # type: ignore[no-untyped-def]
     prov = LlamaCppProvider(embedded_model_path(), model_name="gemma3-270m-q4_k_m", model_sha256=embedded_sha256(), **opts)
     seq = items if order == "fwd" else items[::-1]
     t = time.perf_counter()
-    with Judge(prov, method=method, concurrency=conc) as j:
-        res = j.score_many(seq, criterion=crit)
-    return {r.item_id: r.score for r in res}, time.perf_counter() - t
+    with Judge(prov, method=method, concurrency=conc, **({"template": template} if template else {})) as j:
+        res = j.score_many(seq, criterion=crits if len(crits) > 1 else crits[0])
+    scores = {}
+    for r in res:
+        for name, part in (r.parts or {"": r}).items():
+            scores[(r.item_id, name)] = part.score
+    return scores, time.perf_counter() - t, prov.counters
 
 
 def main() -> None:
     method = sys.argv[1]
-    crit_name = sys.argv[2]
+    crits = [criterion("summeval", name) for name in sys.argv[2].split(",")]
     ndocs = int(sys.argv[3]) if len(sys.argv) > 3 else 2
+    template = sys.argv[4] if len(sys.argv) > 4 else None
     rows = [json.loads(line) for line in (shared_data_dir() / "summeval.jsonl").read_text().splitlines()]
-    docs = []
+    docs: list[str] = []
     for r in rows:
         if r["doc_id"] not in docs:
             docs.append(r["doc_id"])
     chosen = docs[:ndocs]
     items = [{"id": f'{r["doc_id"][-8:]}:{r["system_id"]}', "output": r["output"], "source": r["source"]} for r in rows if r["doc_id"] in chosen]
     items = [it for it in items if it["id"].split(":")[1] in ("M11", "M13", "M1", "M14", "M15", "M8")]
-    crit = criterion("summeval", crit_name)
 
-    modes = {"c1": (1, "fwd", {}), "c4": (4, "fwd", {}), "c4rev": (4, "rev", {}), "noreuse": (1, "fwd", {"prefix_reuse": False}), "c1rev": (1, "rev", {})}
+    modes = {
+        "c1": (1, "fwd", {}),
+        "c4": (4, "fwd", {}),
+        "c4rev": (4, "rev", {}),
+        "noreuse": (1, "fwd", {"prefix_reuse": False}),
+        "c1rev": (1, "rev", {}),
+        "c4 one per decode": (4, "fwd", {"parallel_suffixes": 1}),
+    }
     out = {}
     for name, (c, o, opts) in modes.items():
-        out[name], dt = run(items, method, crit, c, o, **opts)
-        print(name, f"{dt:.1f}s", flush=True)
+        out[name], dt, counters = run(items, method, crits, c, o, template, **opts)
+        print(f"{name}: {dt:.1f}s, {counters.tokens_evaluated} tokens evaluated, {counters.batched_requests} requests in parallel decodes", flush=True)
     base = out["c1"]
     for name, sc in out.items():
         diffs = [abs(sc[k] - base[k]) for k in base if sc[k] is not None and base[k] is not None]

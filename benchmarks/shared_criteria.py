@@ -32,7 +32,7 @@ from judgesdk.judge import Judge
 from judgesdk.meta.datasets import HumanRecord, load_dataset, shared_data_dir
 from judgesdk.presets import criterion as preset
 from judgesdk.providers.llamacpp import LlamaCppProvider
-from judgesdk.runlog import append, result_line
+from judgesdk.records import append, result_line
 from judgesdk.types import Criterion
 
 CRITERIA = ("coherence", "consistency", "fluency", "relevance")

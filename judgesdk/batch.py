@@ -11,7 +11,10 @@ Two parts, both beside the providers they batch (their backends, ``judgesdk.prov
   batches are polled until they end, and every result is written under the key
   :func:`judgesdk.cache.cache_key` gives it, as the :class:`~judgesdk.provider.GenerateResponse` the live
   adapter would have returned. Kill the process at any point and run it again with the same requests:
-  it submits nothing twice and collects what has finished.
+  it submits nothing twice and collects what has finished. A cache that fails while answers are written
+  (disk full, folder made read-only) is a :class:`~judgesdk.errors.ConfigError` naming the fix; the batch
+  stays "not collected" in the state file, so the same command run again fetches its answers from the
+  provider once more and writes them (nothing is resubmitted or paid for twice).
 * :class:`DeferringProvider` records every request that misses the cache above it and fails it fast, so
   that a judging job run on it lists the requests the job needs.
 
@@ -34,7 +37,7 @@ from typing import Any, Literal, Protocol
 import diskcache
 from pydantic import BaseModel, Field
 
-from judgesdk.cache import cache_key
+from judgesdk.cache import CACHE_IO_ERRORS, cache_failure, cache_key
 from judgesdk.errors import ConfigError, InputError, PermanentError
 from judgesdk.provider import GenerateRequest, GenerateResponse, Provider, WrapperProvider
 
@@ -133,7 +136,14 @@ class BatchRunner:
         submits and returns, leaving the batches to a later run."""
         by_id = {self.key(r): r for r in requests}
         state = self._load_state()
-        cached = {cid for cid in by_id if cid in self.cache}
+        try:
+            cached = {cid for cid in by_id if cid in self.cache}
+        except CACHE_IO_ERRORS as exc:  # before anything is submitted: nothing paid for yet
+            raise ConfigError(
+                f"{cache_failure('reading', self.cache, exc)}: batch mode needs a working cache (its answers are "
+                "written there): free space or fix the folder's permissions, or point cache.directory "
+                "(JUDGESDK_CACHE_DIR) at a writable folder"
+            ) from None
         todo = [cid for cid in by_id if cid not in cached and cid not in state.pending_ids()]
         report = BatchReport(requests=len(by_id), already_cached=len(cached), submitted=len(todo))
         for start in range(0, len(todo), self.backend.max_requests):
@@ -169,16 +179,34 @@ class BatchRunner:
             await asyncio.sleep(self.poll_interval_s)
 
     async def _store(self, job: BatchJob, by_id: dict[str, GenerateRequest], report: BatchReport) -> None:
-        """Write one ended batch's answers into the cache, as CachedProvider would have."""
+        """Write one ended batch's answers into the cache, as CachedProvider would have.
+
+        A write that fails raises :class:`ConfigError` before the job is marked collected: the state file
+        keeps it pending, so a later run fetches the same (already paid) answers again and retries the
+        writes, where CachedProvider would go on without the cache (here the cache is the only place the
+        answers go)."""
         known = {cid: by_id[cid] for cid in job.custom_ids if cid in by_id}
+        completed = unmatched = 0  # counted into the report once the whole batch is stored
+        failed: dict[str, str] = {}
         async for result in self.backend.results(job.batch_id, known):
             if result.custom_id not in known:
-                report.unmatched += 1
+                unmatched += 1
             elif result.response is not None:
-                self.cache.set(result.custom_id, result.response.model_dump_json(), expire=self.ttl_s, tag=self.namespace)
-                report.completed += 1
+                try:
+                    self.cache.set(result.custom_id, result.response.model_dump_json(), expire=self.ttl_s, tag=self.namespace)
+                except CACHE_IO_ERRORS as exc:
+                    raise ConfigError(
+                        f"batch {job.batch_id}: {cache_failure('writing to', self.cache, exc)}; its answers are not lost: "
+                        f"{self.state_path} still lists the batch as not collected, so running the same command again "
+                        "fetches them from the provider and writes them (nothing is resubmitted or paid for twice): "
+                        "free space or fix the folder's permissions first"
+                    ) from None
+                completed += 1
             else:
-                report.failed[result.custom_id] = result.error or "no answer"
+                failed[result.custom_id] = result.error or "no answer"
+        report.completed += completed
+        report.failed.update(failed)
+        report.unmatched += unmatched
 
     def _load_state(self) -> BatchState:
         provider = self.backend.provider

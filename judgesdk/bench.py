@@ -1,10 +1,11 @@
 """Run a judge over a human-annotated benchmark and meta-evaluate it (``judgesdk bench``).
 
 Predictions are written per criterion and method to ``<out>/<dataset>.<criterion>.<method>.jsonl`` as each
-one finishes, keyed by ``doc_id::system_id`` (a :class:`judgesdk.records.Ledger`); a re-run skips items
-whose row is final and judges those that errored again, so an interrupted benchmark resumes where it
-stopped, and the latest row per item is evaluated. Items are judged document by document, so the local provider reuses
-each source's KV prefix across that document's outputs.
+one finishes, keyed by ``doc_id::system_id`` (:func:`judgesdk.records.cell_id`) in a
+:class:`judgesdk.records.Ledger`; a re-run skips items whose row is final and judges those that errored
+again, so an interrupted benchmark resumes where it stopped, and the latest row per item is evaluated. Items
+are judged document by document, so the local provider reuses each source's KV prefix across that
+document's outputs.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from judgesdk.errors import InputError
 from judgesdk.judge import Judge
 from judgesdk.meta.datasets import HumanRecord
 from judgesdk.meta.evaluate import MetaEvalResult, load_predictions, meta_evaluate
-from judgesdk.records import Ledger, row_for
+from judgesdk.records import Ledger, cell_id, row_for
 from judgesdk.types import Criterion, JudgeItem
 
 
@@ -36,7 +37,7 @@ def select(records: Sequence[HumanRecord], *, docs: int | None = None, systems: 
 def item_of(record: HumanRecord) -> JudgeItem:
     return JudgeItem(
         output=record.output, source=record.source, context=record.context, reference=record.reference,
-        id=f"{record.doc_id}::{record.system_id}",
+        id=cell_id(record.doc_id, record.system_id),
     )  # fmt: skip
 
 
@@ -48,12 +49,12 @@ def run_criterion(judge: Judge, records: Sequence[HumanRecord], criterion: Crite
     """Judge every record without a final row in ``path``; returns how many were judged now."""
     with Ledger.open(path, what="predictions file", create_parents=True) as ledger:
         done = ledger.final_ids()
-        todo = [r for r in records if f"{r.doc_id}::{r.system_id}" not in done]
+        todo = [r for r in records if cell_id(r.doc_id, r.system_id) not in done]
 
         def write(index: int, result) -> None:  # type: ignore[no-untyped-def]
             record = todo[index]
             extra = {"doc_id": record.doc_id, "system_id": record.system_id}
-            ledger.write(row_for(result, f"{record.doc_id}::{record.system_id}", extra=extra))
+            ledger.write(row_for(result, cell_id(record.doc_id, record.system_id), extra=extra))
 
         judge.score_many([item_of(r) for r in todo], criterion=criterion, method=method, on_result=write)
     return len(todo)

@@ -159,12 +159,17 @@ class CachedProvider(WrapperProvider):
 
     def _give_up(self, doing: str, exc: BaseException) -> None:
         """Stop using the cache, with the run's one warning about it."""
-        self.failure = f"{doing} the response cache in {self.cache.directory} failed ({_reason(exc)})"
+        self.failure = cache_failure(doing, self.cache, exc)
         log.warning(
             "judgesdk: %s; going on without the cache for the rest of this run (answers received are kept): "
             "free space or fix the folder's permissions, or turn the cache off (--no-cache)",
             self.failure,
         )
+
+
+def cache_failure(doing: str, cache: diskcache.Cache, exc: BaseException) -> str:
+    """What failed, for a message: ``"writing to the response cache in DIR failed (database or disk is full)"``."""
+    return f"{doing} the response cache in {cache.directory} failed ({_reason(exc)})"
 
 
 def _reason(exc: BaseException) -> str:

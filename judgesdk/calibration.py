@@ -30,7 +30,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from judgesdk.errors import ConfigError, InputError
-from judgesdk.records import latest, read_objects, read_rows, row_id
+from judgesdk.records import join_key, latest, read_objects, read_rows, row_id
 from judgesdk.meta._stats import single_value
 
 __all__ = [
@@ -278,8 +278,9 @@ def _result_rows(path: Path) -> list[dict[str, Any]]:
 def _keys(row: dict[str, Any]) -> list[str]:
     """Join keys of a row, most specific first: (doc_id, system_id), then id."""
     keys = []
-    if row.get("doc_id") is not None and row.get("system_id") is not None:
-        keys.append(f"{row['doc_id']}\t{row['system_id']}")
+    key = join_key(row)
+    if key is not None:
+        keys.append("\t".join(key))
     if row.get("id") is not None:
         keys.append(f"id:{row['id']}")
     return keys

@@ -165,6 +165,9 @@ def run_bench(args: argparse.Namespace) -> int:
     from judgesdk.presets import criteria_for, criterion
     from judgesdk.scorers.auto import NOT_SUMMARIES
 
+    blocking = next((path for path in (args.out, *args.out.parents) if path.exists()), None)
+    if blocking is not None and not blocking.is_dir():  # before any model runs: predictions go into a folder
+        raise InputError(f"--out {args.out}: {blocking} is a file, not a folder: --out names the folder predictions are written to")
     records = bench.select(
         load_dataset(args.dataset, args.data_dir), docs=args.docs, systems=args.systems.split(",") if args.systems else None
     )

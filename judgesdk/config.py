@@ -190,16 +190,36 @@ def _read_file(path: Path) -> dict[str, Any]:
         raise ConfigError(f"config {path} is not UTF-8 text (byte {exc.start}): save it as UTF-8") from None
     except OSError as exc:
         raise ConfigError(f"cannot read config {path}: {exc.strerror or exc}") from None
-    try:
-        if path.suffix == ".toml":
+    if path.suffix == ".toml":
+        try:
             return tomllib.loads(text)
-        if path.suffix in (".yaml", ".yml"):
-            import yaml
+        except tomllib.TOMLDecodeError as exc:  # names the line and column, never quotes the line
+            raise ConfigError(f"cannot read config {path}: {exc}") from None
+    if path.suffix not in (".yaml", ".yml"):
+        raise ConfigError(f"config {path} must be .toml, .yaml or .yml")
+    import yaml
 
-            return yaml.safe_load(text) or {}
-    except Exception as exc:
-        raise ConfigError(f"cannot read config {path}: {exc}") from exc
-    raise ConfigError(f"config {path} must be .toml, .yaml or .yml")
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"cannot read config {path}: {_yaml_problem(exc)}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, Mapping):
+        found = {list: "a list", str: "a string", bool: "true/false"}.get(type(data), "a number")
+        raise ConfigError(f"config {path} must hold settings as keys (providers:, method:, ...) at its top level, not {found}")
+    return dict(data)
+
+
+def _yaml_problem(exc: Exception) -> str:
+    """One line: what the YAML parser found and where, without the snippet of the line it quotes (which may
+    hold a secret)."""
+    problem = getattr(exc, "problem", None) or getattr(exc, "context", None)
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    if not problem:
+        return "not valid YAML"
+    where = f" (at line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
+    return f"not valid YAML: {problem}{where}"
 
 
 def _apply_env(data: dict[str, Any], env: Mapping[str, str]) -> dict[str, Any]:

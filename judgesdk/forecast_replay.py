@@ -52,6 +52,8 @@ class KVReplay:
 
     RESTORE_MIN_GAIN = 16  # PrefixCache.RESTORE_MIN_GAIN
     SAVE_MIN_DISCARD = 32  # PrefixCache.SAVE_MIN_DISCARD
+    CELL_ALIGN = 64  # llamacpp_prefix.CELL_ALIGN
+    ROW_GROUP = 4  # llamacpp_prefix.ROW_GROUP
     PARALLEL_MAX_SUFFIX = 48  # LlamaCppProvider.PARALLEL_MAX_SUFFIX
 
     def __init__(self, *, reuse: bool, states: int, n_swa: int, parallel: int, n_batch: int, n_ctx: int) -> None:
@@ -106,10 +108,16 @@ class KVReplay:
         if not self.max_states or len(self.live) - keep < self.SAVE_MIN_DISCARD:
             return
         if self.n_swa and len(self.live) > self.n_swa:
+            if self.anchor and keep >= self.anchor:
+                return
             _, relative = self._best(self.live)
             shared = max(keep, self.anchor or relative)
             if self.SAVE_MIN_DISCARD <= shared < len(self.live) and shared >= self.floor:
                 self.rewind(shared)
+            aligned = len(self.live) // self.CELL_ALIGN * self.CELL_ALIGN
+            if aligned < self.floor:
+                return
+            self.rewind(aligned)
         self._put(tuple(self.live))
 
     def switch_to(self, prompt: Sequence[int]) -> int:
@@ -134,6 +142,8 @@ class KVReplay:
         return min(live, len(prompt))
 
     def _decode(self, tokens: Sequence[int], logits_from: int) -> None:
+        if not tokens:
+            return
         self.evaluated += len(tokens)
         self.live.extend(tokens)
         self.logits = logits_from < len(tokens)
@@ -182,14 +192,15 @@ class KVReplay:
         shared = _shared(prompts)
         tails = [p[shared:] + list(paths[0]) for p in prompts]
         tail_tokens = sum(map(len, tails))
-        if len(prompts) == 1 or len(paths) > 1 or min(map(len, prompts)) == shared or tail_tokens > self.n_batch:
+        step = max(self.ROW_GROUP, (self.n_batch - 2 * (self.ROW_GROUP - 1)) // self.ROW_GROUP * self.ROW_GROUP)  # PrefixCache.batch_step
+        if len(prompts) == 1 or len(paths) > 1 or min(map(len, prompts)) == shared or tail_tokens > step:
             return [self.labels(p, paths) for p in prompts]
         if not self._fits(shared + tail_tokens):
             return [0] * len(prompts)
         prefix = prompts[0][:shared]
         reused = self.switch_to(prefix)
         self.rewind(self.cached_prefix(prefix))
-        if shared - len(self.live) + tail_tokens > self.n_batch:
+        if shared - len(self.live) + tail_tokens > step:
             self._decode(prefix[len(self.live) :], shared)
         self.evaluated += shared - len(self.live) + tail_tokens
         self.live = list(prefix)
@@ -214,9 +225,10 @@ class KVReplay:
         for _ in range(n):
             if not self._fits(len(prompt) + generated):
                 break
-            cached = self.cached_prefix(prompt)
-            self.evaluated += len(prompt) - min(cached, len(prompt) - 1) + generated
-            self.live = list(prompt) + [-1] * generated  # the generated tokens: unknown ids, matching nothing
+            if len(prompt) > 1:  # the prompt but its last token first, padded like every decode
+                self._rows(prompt[:-1], len(prompt) - 1)
+            self.evaluated += 1 + generated  # llama-cpp-python: the prompt's last token, then each generated one
+            self.live = list(prompt[:-1])  # the provider rewinds what llama-cpp-python decoded unpadded
             self.logits = False
         return reused
 
@@ -239,7 +251,7 @@ def local_settings(adapter: Any, options: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "reuse": reuse,
         "states": int(value("prefix_states", 4)),
-        "parallel": int(getattr(adapter, "parallel_suffixes", value("parallel_suffixes", 4))),
+        "parallel": int(getattr(adapter, "parallel_suffixes", value("parallel_suffixes", 1))),
         "n_batch": int(value("n_batch", 512)),
         "n_ctx": int(value("n_ctx", 4096)),
     }

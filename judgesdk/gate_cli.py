@@ -76,9 +76,12 @@ def run_label_slice(args: argparse.Namespace) -> int:
     """Draw the slice (ids to label) or plan its size from a pilot."""
     import json
 
+    from judgesdk.gate.report import check_output, write_output
     from judgesdk.gate.slice import draw_slice, join_slice, plan_labels, read_labels
     from judgesdk.records import latest, read_rows
 
+    if args.output is not None:
+        check_output(args.output, "-o", "slice-labels.jsonl")
     rows, _ = read_rows(args.results)
     if args.n is not None:
         ids = draw_slice((str(r["id"]) for r in rows), args.n, args.seed)
@@ -86,8 +89,7 @@ def run_label_slice(args: argparse.Namespace) -> int:
         if args.output is None:
             sys.stdout.write(text)
         else:
-            args.output.parent.mkdir(parents=True, exist_ok=True)
-            args.output.write_text(text, encoding="utf-8")
+            write_output(args.output, text, "-o")
         n_items = len({str(r["id"]) for r in rows})
         where = f" to {args.output}" if args.output else ""
         print(f"drew {len(ids)} of {n_items} items (seed {args.seed}){where}: fill in each label on the human scale", file=sys.stderr)
@@ -142,8 +144,12 @@ def _add_calibrate(subparsers: Any) -> None:
 def run_gate(args: argparse.Namespace) -> int:
     """Collect, decide, render: the exit code is the verdict's."""
     from judgesdk.gate import evaluate_gates, load_gate_config, render_json, render_text, write_reports
+    from judgesdk.gate.report import check_output
 
     config = load_gate_config(args.config)
+    for path, flag, example in ((args.junit, "--junit", "gate.xml"), (args.markdown, "--markdown", "gate.md")):
+        if path is not None:  # before judging: a bad output path must not cost a finished run
+            check_output(path, flag, example)
     if args.estimate:
         return _estimate_gate(args, config)
     try:
@@ -181,6 +187,9 @@ def run_calibrate(args: argparse.Namespace) -> int:
     output = args.output or (default_path(args.config, args.dimension) if args.config else None)
     if output is None:
         raise InputError("say where to save the calibration: -o FILE, or --config JUDGE.toml to save it beside the judge config")
+    from judgesdk.gate.report import check_output
+
+    check_output(Path(output), "-o", "calibration.json")  # before fitting: a bad path must not cost the fit
     data = load_labelled(args.judge_results, args.human, args.dimension, args.criterion)
     calibration = fit_calibration(
         data.scores, data.labels, dimension=args.dimension, criterion=args.criterion, method=args.method,
@@ -214,6 +223,9 @@ def _run_fused_refit(args: argparse.Namespace) -> int:
     output = args.output or (args.config.with_name(f"{args.config.stem}.{args.dimension}.fused.json") if args.config else None)
     if output is None:
         raise InputError("say where to save the fit: -o FILE, or --config JUDGE.toml to save it beside the judge config")
+    from judgesdk.gate.report import check_output
+
+    check_output(Path(output), "-o", "fused.json")  # before the model runs: a bad path must not cost the refit
     with Judge.from_config(args.config) as judge:  # its first provider's whole stack: signals go through the cache
         provider = judge.provider(0)
         done = judge.run(refit(provider, args.human, args.dimension, scale=scale, min_items=args.min_items, seed=args.seed))

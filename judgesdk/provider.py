@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Literal, Protocol, TypeVar, runtime_checkable
+import re
+from typing import Annotated, Literal, Protocol, TypeVar, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 
 class Message(BaseModel):
@@ -83,21 +84,34 @@ class GenerateRequest(BaseModel):
         return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _unicode_text(value: str) -> str:
+    """A model's text with each lone surrogate (which JSON's ``\\udXXX`` escapes can carry from a server,
+    and which no UTF-8 file, terminal or cache can hold) replaced by U+FFFD: the answer is kept, judged and
+    written like any other instead of failing where it is printed or stored."""
+    return _LONE_SURROGATE.sub("\ufffd", value) if _LONE_SURROGATE.search(value) else value
+
+
+ModelText = Annotated[str, AfterValidator(_unicode_text)]  # text that came from a model
+
+
 class TopLogprob(BaseModel):
-    token: str
+    token: ModelText
     logprob: float
 
 
 class TokenLogprob(BaseModel):
     """One generated (or scored) token with its log-probability and the top alternatives at its position."""
 
-    token: str
+    token: ModelText
     logprob: float
     top: list[TopLogprob] = Field(default_factory=list)
 
 
 class Choice(BaseModel):
-    text: str
+    text: ModelText
     tokens: list[TokenLogprob] | None = None  # None: the backend returned no logprobs
     finish_reason: str | None = None
 

@@ -23,7 +23,11 @@ every request's sequence too, and each request's own tokens and label path as it
 0 is left holding exactly the shared prefix (the context has ``parallel_suffixes + 1`` sequences over one
 unified KV buffer). A decode's fixed cost is most of a short decode's cost, so short suffixes (an output's
 criteria after a shared-criteria prompt) gain; long ones do not, and everything else runs one request
-at a time (figures: benchmarks/README.md, "Local prefix reuse").
+at a time (figures: benchmarks/README.md, "Local prefix reuse"). It is off by default
+(``parallel_suffixes=1``): a request's tail then sits in other KV cells than when decoded alone, and
+llama.cpp's attention sums over cells in SIMD lanes, so a 1-5 expectation moved by up to 0.16 with the
+grouping (benchmarks/README.md, "Reproducible local scores"). One request per decode gives the same
+numbers whatever ran before; grouping trades that for ~1.2x on shared-criteria prompts.
 """
 
 from __future__ import annotations
@@ -91,7 +95,8 @@ class LlamaCppProvider:
     every prompt from scratch (to measure what reuse saves); ``prefix_states`` and ``prefix_state_mb``
     bound the saved-state LRU (0 states: the live KV cache only); ``parallel_suffixes`` is how many label
     requests that differ only in a short suffix (e.g. an output's criteria with a shared-criteria template)
-    are decoded together as parallel sequences (1: one request at a time); ``track_unique_tokens`` makes
+    are decoded together as parallel sequences (1, the default: one request at a time, which keeps scores
+    independent of the batching); ``track_unique_tokens`` makes
     ``counters.unique_tokens`` count distinct token prefixes (benchmarks; it keeps a trie in memory)."""
 
     kind = "local"
@@ -111,7 +116,7 @@ class LlamaCppProvider:
         prefix_reuse: bool = True,
         prefix_states: int = 4,
         prefix_state_mb: float = 512.0,
-        parallel_suffixes: int = 4,
+        parallel_suffixes: int = 1,
         track_unique_tokens: bool = False,
         capabilities: Capabilities | None = None,
         model_sha256: str | None = None,
@@ -328,7 +333,8 @@ class LlamaCppProvider:
         shared = shared_prefix(prompts)
         tails = [p[shared:] + list(paths[0]) for p in prompts]
         tail_tokens = sum(map(len, tails))
-        if len(group) == 1 or len(paths) > 1 or min(len(p) for p in prompts) == shared or tail_tokens > self._llm.n_batch:
+        cache_step = self._cache.batch_step()
+        if len(group) == 1 or len(paths) > 1 or min(len(p) for p in prompts) == shared or tail_tokens > cache_step:
             return [self._generate(r, p) for r, p in group]
         started = time.perf_counter()
         cache = self._cache
@@ -336,7 +342,7 @@ class LlamaCppProvider:
         prefix = prompts[0][:shared]
         reused = cache.switch_to(prefix)
         cache.rewind(cache.cached_prefix(prefix))
-        if shared - self._llm.n_tokens + tail_tokens > self._llm.n_batch:  # too long for one decode
+        if shared - self._llm.n_tokens + tail_tokens > cache_step:  # too long for one decode
             cache.decode(prefix[self._llm.n_tokens :], logits_from=shared)  # no rows: each tail's first is its own
         logits = cache.decode_parallel(prefix, tails, rows=len(paths[0]) + 1)
         responses = []
@@ -350,26 +356,34 @@ class LlamaCppProvider:
     # -- generation ------------------------------------------------------------------------------
 
     def _complete(self, prompt: list[int], request: GenerateRequest, index: int) -> Choice:
-        self._cache.check_fits(len(prompt) + request.max_tokens)
-        self._cache.needs(prompt)
+        """One completion by llama-cpp-python's generation. The prompt but its last token is decoded first
+        through the cache (padded: see ``PrefixCache._decode_padded``), and what llama-cpp-python decodes
+        itself (the last prompt token, then one token at a time) is rewound afterwards, so a later request
+        never reuses cells computed unpadded."""
+        cache = self._cache
+        cache.check_fits(len(prompt) + request.max_tokens)
+        cache.needs(prompt)
         seed = None if request.seed is None else request.seed + request.sample_index + index
-        cached = self._cache.cached_prefix(prompt)
-        out = self._llm.create_completion(
-            prompt=prompt,
-            max_tokens=request.max_tokens,
-            temperature=request.temperature,
-            top_p=request.top_p if request.top_p is not None else 1.0,
-            top_k=0 if request.temperature > 0 else 40,
-            min_p=0.0,
-            repeat_penalty=1.0,
-            seed=seed,
-            stop=list(request.stop) or None,
-            grammar=None if request.grammar is None else self._grammar(request.grammar),
-        )
-        self._cache.forget_logits()  # generation moved the cache past what its decodes knew
+        if len(prompt) > 1:
+            cache.rows(prompt[:-1], len(prompt) - 1)
+        try:
+            out = self._llm.create_completion(
+                prompt=prompt,
+                max_tokens=request.max_tokens,
+                temperature=request.temperature,
+                top_p=request.top_p if request.top_p is not None else 1.0,
+                top_k=0 if request.temperature > 0 else 40,
+                min_p=0.0,
+                repeat_penalty=1.0,
+                seed=seed,
+                stop=list(request.stop) or None,
+                grammar=None if request.grammar is None else self._grammar(request.grammar),
+            )
+        finally:
+            cache.forget_logits()  # generation moved the cache past what its decodes knew
+            cache.rewind(min(self._llm.n_tokens, len(prompt) - 1))
         generated = int(out.get("usage", {}).get("completion_tokens", 0))
-        # llama-cpp-python re-decodes at least the prompt's last token, then each generated one
-        self._cache.count(tokens_evaluated=len(prompt) - min(cached, len(prompt) - 1) + generated)
+        cache.count(tokens_evaluated=1 + generated)  # llama-cpp-python: the prompt's last token, then each generated one
         choice = out["choices"][0]
         return Choice(text=choice["text"], finish_reason=choice.get("finish_reason"))
 
@@ -410,7 +424,7 @@ class LocalOptions(ProviderOptions):
     prefix_reuse: bool = True  # keep the KV cache across requests
     prefix_states: int = Field(default=4, ge=0)  # saved prefix states (0: the live KV cache only)
     prefix_state_mb: float = Field(default=512.0, ge=0)  # their memory bound
-    parallel_suffixes: int = Field(default=4, ge=1)  # label requests decoded together (1: one at a time)
+    parallel_suffixes: int = Field(default=1, ge=1)  # label requests decoded together (1: one at a time, reproducible)
     track_unique_tokens: bool = False  # count distinct prompt tokens (benchmarks)
     model_sha256: str | None = None  # the file's sha256 where known (else hashed on first use)
     identity: str | None = None  # what cache keys name the model by (else the file's identity)

@@ -9,9 +9,9 @@ each token of a given continuation. Nothing is generated.
   all start with the space token) share one evaluation of them, and that evaluation rides in the same
   decode as the prompt's uncached tail.
 * **Continuations**: log P(token_i | prompt, tokens_<i) for each token of a text, from one decode with
-  logits kept only for those positions. The prompt's last token is always decoded with the continuation,
-  so the result does not depend on what the cache held before (llama.cpp's logits for a position depend
-  on how many tokens share its decode).
+  logits kept only for those positions. The prompt's last token is always decoded with the continuation
+  (the rows are the same either way since every decode is padded, see ``PrefixCache._decode_padded``; the
+  token-count forecast mirrors this path).
 
 The cache (:class:`~.llamacpp_prefix.PrefixCache`) decides what must be evaluated; this module decides
 which rows of logits are needed and turns them into log-probabilities.

@@ -33,6 +33,11 @@ from judgesdk.errors import CapabilityError
 from . import _llama_compat as compat
 
 
+ROW_GROUP = 4  # llama.cpp's CPU kernels take a batch's rows four at a time (see PrefixCache._decode_padded)
+PAD_TOKEN = 0  # what padding positions hold; never seen by a real row
+CELL_ALIGN = 64  # a long state is saved at a multiple of this (see PrefixCache._save_live)
+
+
 def common_prefix(a: np.ndarray | list[int], b: list[int]) -> int:
     """Length of the longest common prefix of two token sequences."""
     n = min(len(a), len(b))
@@ -260,11 +265,21 @@ class PrefixCache:
         if not self._states.max_entries or llm.n_tokens - keep < self.SAVE_MIN_DISCARD:
             return
         if self._n_swa and llm.n_tokens > self._n_swa:
+            if self._anchor and keep >= self._anchor:
+                return  # the next prompt continues all its family shares: only an output's tail would be kept
             tokens = list(llm.input_ids[: llm.n_tokens])
             _, relative = self._states.best(tokens)  # a saved relative: the share when no prompt has shown it yet
             shared = max(keep, self._anchor or relative)
             if self.SAVE_MIN_DISCARD <= shared < llm.n_tokens and shared >= self._floor:
                 self.rewind(shared)
+            # Restored, the window's cells land at the start of the sliding-window cache: position p in cell
+            # p - (n - n_swa). llama.cpp sums attention over cells in SIMD lanes, so a restored prompt matched a
+            # fresh one only when n - n_swa kept p's lane (cells mod 32 on AVX2; 64 covers AVX-512); scores
+            # moved by up to 0.0025 otherwise, measured. Cutting the state to a multiple of 64 keeps every lane.
+            aligned = llm.n_tokens // CELL_ALIGN * CELL_ALIGN
+            if aligned < self._floor:
+                return  # (a restored state's length is a multiple already: not reached)
+            self.rewind(aligned)
         data, written = compat.save_sequence(llm)
         if written:
             self._states.put(SavedState(tokens=llm.input_ids[: llm.n_tokens].copy(), data=data, size=int(written)))
@@ -304,37 +319,69 @@ class PrefixCache:
     def decode(self, tokens: list[int], *, logits_from: int) -> np.ndarray:
         """Evaluate ``tokens`` after the current position; rows of logits for ``tokens[logits_from:]``."""
         llm = self.llm
+        if not tokens:  # the cache already holds what was asked
+            return np.empty((0, llm.n_vocab()), dtype=np.float32)
         compat.remove_cells(llm, -1, llm.n_tokens)
         rows: list[np.ndarray] = []
-        for start in range(0, len(tokens), llm.n_batch):
-            chunk = tokens[start : start + llm.n_batch]
-            n_out = compat.fill_batch(llm, [((0,), chunk, llm.n_tokens, logits_from - start)])
-            compat.decode_batch(llm)
-            llm.input_ids[llm.n_tokens : llm.n_tokens + len(chunk)] = chunk
+        step = self.batch_step()
+        for start in range(0, len(tokens), step):
+            chunk = tokens[start : start + step]
+            pos = llm.n_tokens
+            got = self._decode_padded([((0,), chunk, pos, logits_from - start)], end=pos + len(chunk))
+            llm.input_ids[pos : pos + len(chunk)] = chunk
             llm.n_tokens += len(chunk)
-            if n_out:
-                rows.append(compat.logit_rows(llm, n_out))
+            if len(got):
+                rows.append(got)
         self.count(tokens_evaluated=len(tokens), decodes=1)
         compat.mark_logits_stale(llm)  # the context's logits are ours, not what llama-cpp-python's sampler expects
         logits = np.concatenate(rows) if rows else np.empty((0, llm.n_vocab()), dtype=np.float32)
         self._last_logits = logits[-1] if len(logits) and logits_from < len(tokens) else None
         return logits
 
+    def batch_step(self) -> int:
+        """The most real tokens one decode takes: ``n_batch`` less room for the padding, in whole row groups."""
+        return max(ROW_GROUP, (self.llm.n_batch - 2 * (ROW_GROUP - 1)) // ROW_GROUP * ROW_GROUP)
+
+    def _decode_padded(self, entries: list[tuple[tuple[int, ...], list[int], int, int]], *, end: int) -> np.ndarray:
+        """Decode ``entries`` (see ``compat.fill_batch``) padded to whole row groups; the real rows of logits.
+
+        Why: llama.cpp's CPU matrix kernels for this model's weights take the batch's rows four at a time
+        and the remainder one at a time, and the two paths round differently (a row's logits moved by up to
+        1.4, and a 1-5 expectation by 0.06, measured). So what a position holds depended on where its decode
+        ended, i.e. on what the cache held before: the same prompt scored differently with another history.
+        Padding every decode to a multiple of four tokens, and its rows of logits to a multiple of four, puts
+        every row on the four-row path whatever the batch. The padding is sequence 0's tokens placed after
+        ``end`` (its real end in this batch): causal attention hides them from every real row of sequence 0,
+        other sequences never see sequence 0's cells past their shared part, and they are removed after."""
+        llm = self.llm
+        n = sum(len(tokens) for _, tokens, _, _ in entries)
+        n_out = sum(max(0, len(tokens) - max(first, 0)) for _, tokens, _, first in entries)
+        with_logits = -n_out % ROW_GROUP if n_out else 0
+        pad = with_logits + (-(n + with_logits) % ROW_GROUP)
+        fill = entries + [((0,), [PAD_TOKEN] * pad, end, pad - with_logits)] if pad else entries
+        got = compat.fill_batch(llm, fill)
+        try:
+            compat.decode_batch(llm)
+            logits = compat.logit_rows(llm, got)[:n_out] if got else np.empty((0, llm.n_vocab()), dtype=np.float32)
+        finally:
+            if pad:
+                compat.remove_cells(llm, 0, end)
+        return logits
+
     def decode_parallel(self, prefix: list[int], tails: list[list[int]], rows: int) -> np.ndarray:
         """One decode: the part of ``prefix`` not yet in the cache, in sequence 0 and visible to every tail,
         and each tail as sequence i+1 after it, with logits for each tail's last ``rows`` tokens. The
         tails' sequences share the prefix's cells (a unified KV cache only tags them) and are removed
-        afterwards, leaving sequence 0 holding exactly ``prefix``."""
+        afterwards, leaving sequence 0 holding exactly ``prefix``. Padded like every decode
+        (:meth:`_decode_padded`), so each tail's rows equal what decoding it alone gives."""
         llm = self.llm
         start, sequences = llm.n_tokens, tuple(range(1, len(tails) + 1))
         compat.remove_cells(llm, -1, start)
         for seq in sequences:
             compat.copy_cells(llm, 0, seq, 0, start)
         rest = ((0, *sequences), prefix[start:], start, len(prefix))  # no logits for the shared part
-        n_out = compat.fill_batch(llm, [rest] + [((seq,), tail, len(prefix), len(tail) - rows) for seq, tail in zip(sequences, tails)])
         try:
-            compat.decode_batch(llm)
-            logits = compat.logit_rows(llm, n_out)
+            logits = self._decode_padded([rest] + [((seq,), tail, len(prefix), len(tail) - rows) for seq, tail in zip(sequences, tails)], end=len(prefix))
         finally:
             for seq in sequences:
                 compat.remove_cells(llm, seq, 0)
@@ -349,11 +396,8 @@ class PrefixCache:
         """Logits after each of ``tokens[first:]`` (row i: the distribution after ``tokens[: first + i + 1]``),
         evaluating only what the KV cache does not already hold.
 
-        llama.cpp's logits for a position depend on how many tokens share its decode (a 262k-vocabulary
-        row moved by up to 0.8 between batch sizes 1 and 16 on CPU). A continuation request therefore first
-        brings the cache to its prompt minus the last token, then decodes that token with the continuation:
-        measured, its log-probabilities are then identical whatever ran before it. Label requests are not
-        made reproducible this way (their logits still moved by up to 0.15 with the cache's history)."""
+        Every decode is padded (:meth:`_decode_padded`), so the rows do not depend on what the cache held
+        before or where this decode starts: the same tokens give the same logits whatever ran before."""
         self.check_fits(len(tokens))
         self.needs(tokens)
         common = self.cached_prefix(tokens)

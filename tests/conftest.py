@@ -13,6 +13,8 @@ fixture                  scope     what it yields
                                    ``base_url`` (``.../v1``), ``script([...])``, ``requests``
 ``fault_proxy_factory``  function  ``make(upstream_url) -> FaultProxy`` for any loopback upstream,
                                    e.g. ``make(litellm_proxy.base_url)`` for the Anthropic SDK
+``items``                function  ``Path`` of a JSONL file holding one good item (id, output, source),
+                                   for CLI tests whose hostile input is elsewhere (tests/_hostile.py)
 =======================  ========  ================================================================
 
 Fixtures skip (with the reason) when a package they need is not installed, and fail when a
@@ -148,3 +150,11 @@ def fault_proxy(llama_server: LlamaServer):
         yield proxy
     finally:
         proxy.stop()
+
+
+@pytest.fixture
+def items(tmp_path: Path) -> Path:
+    """One good item in a JSONL file: the input of a command whose hostile part is a flag or a config."""
+    path = tmp_path / "items.jsonl"
+    path.write_text('{"id": "1", "output": "The council approved a park.", "source": "The city council approved a new park."}\n')
+    return path

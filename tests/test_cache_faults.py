@@ -223,3 +223,84 @@ async def test_the_size_limit_is_a_config_field_and_bounds_the_cache(tmp_path, m
             load_config({"cache": {"size_limit_mb": bad}})
     monkeypatch.setenv("JUDGESDK_CACHE_SIZE_MB", "64")
     assert load_config({}).cache.size_limit_mb == 64.0
+
+
+# -- batch answers written into a cache that fails: kept pending, the same command collects them later ----
+
+
+class EndedBatches:
+    """A batch backend whose batches end at once, answering each request with its prompt (no network)."""
+
+    max_requests = 100
+
+    def __init__(self) -> None:
+        self.provider = echo()
+        self.submitted: list[list[str]] = []
+        self.fetched: list[str] = []
+
+    async def submit(self, items):
+        self.submitted.append([cid for cid, _ in items])
+        return f"batch-{len(self.submitted)}"
+
+    async def status(self, batch_id):
+        return "ended"
+
+    async def results(self, batch_id, requests):
+        from judgesdk.batch import BatchResult
+
+        self.fetched.append(batch_id)
+        for cid, request in requests.items():
+            yield BatchResult(custom_id=cid, response=await self.provider.generate(request))
+
+    async def cancel(self, batch_id):
+        return None
+
+
+@pytest.mark.parametrize("failure", FAILURES, ids=lambda e: str(e)[:24])
+async def test_batch_answers_a_failing_cache_cannot_take_stay_pending_and_a_later_run_stores_them(tmp_path, monkeypatch, failure):
+    from judgesdk.batch import BatchRunner
+    from judgesdk.cache import cache_key
+
+    cache, backend, state = open_cache(tmp_path / "cache"), EndedBatches(), tmp_path / "state.json"
+    requests = [ask(i) for i in range(3)]
+    real_set = cache.set
+    writes: list[str] = []
+
+    def fails_on_the_second_write(key, *args, **kwargs):
+        writes.append(key)
+        if len(writes) >= 2:
+            raise failure
+        return real_set(key, *args, **kwargs)
+
+    monkeypatch.setattr(cache, "set", fails_on_the_second_write)
+    with pytest.raises(ConfigError) as raised:
+        await BatchRunner(backend, cache, state, poll_interval_s=0.01).run(requests)
+    message = str(raised.value)
+    reason = failure.strerror if isinstance(failure, OSError) else str(failure)
+    assert "batch-1" in message and "writing to the response cache" in message and str(reason) in message
+    assert str(state) in message and "free space" in message and "\n" not in message
+    saved = json.loads(state.read_text())
+    assert [job["collected"] for job in saved["jobs"]] == [False]  # the paid answers are still to collect
+
+    monkeypatch.setattr(cache, "set", real_set)  # space freed: the same command again
+    report = await BatchRunner(backend, cache, state, poll_interval_s=0.01).run(requests)
+    assert (report.submitted, report.completed, report.pending, report.failed) == (0, 3, 0, {})
+    assert len(backend.submitted) == 1 and backend.fetched == ["batch-1", "batch-1"]  # fetched again, never resubmitted
+    assert [json.loads(cache.get(cache_key(backend.provider, r)))["choices"][0]["text"] for r in requests] == [
+        f"answer to question {i}" for i in range(3)
+    ]
+    assert json.loads(state.read_text())["jobs"][0]["collected"] is True
+
+
+async def test_batch_mode_refuses_a_cache_that_cannot_be_read_before_submitting(tmp_path, monkeypatch):
+    from judgesdk.batch import BatchRunner
+
+    cache, backend = open_cache(tmp_path / "cache"), EndedBatches()
+
+    def damaged(*args, **kwargs):
+        raise sqlite3.DatabaseError("database disk image is malformed")
+
+    monkeypatch.setattr(type(cache), "__contains__", lambda self, key: damaged())
+    with pytest.raises(ConfigError, match="reading the response cache .* failed \\(database disk image is malformed\\)"):
+        await BatchRunner(backend, cache, tmp_path / "state.json").run([ask(0)])
+    assert backend.submitted == []  # nothing paid for

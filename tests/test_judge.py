@@ -128,7 +128,7 @@ def test_unknown_method_is_rejected_up_front():
 
 
 def test_result_lines_have_the_same_keys_with_or_without_a_distribution():
-    from judgesdk.runlog import result_line
+    from judgesdk.records import result_line
 
     with Judge(ScriptedProvider(lambda r: "no idea")) as judge:
         unparsed = judge.score("x", source="y", method="direct")

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from _source import parse
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -161,7 +162,7 @@ def imports_in(name: str, source: str, is_package: bool, known: set[str]) -> Ite
             else:
                 yield from visit(child, deferred, type_only)
 
-    yield from visit(ast.parse(source), False, False)
+    yield from visit(parse(source), False, False)
 
 
 def _named(node: ast.Import | ast.ImportFrom, name: str, is_package: bool, known: set[str]) -> list[str]:

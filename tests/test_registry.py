@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from _hostile import SECRET, assert_one_line_error, run
 from judgesdk import registry
 from judgesdk.cli import main
 from judgesdk.config import ProviderConfig, build_adapter, build_provider, load_config, model_name
@@ -27,7 +28,6 @@ from judgesdk.provider import Capabilities
 from judgesdk.registry import Pricing, ProviderOptions, ProviderSpec
 
 REPO = Path(__file__).resolve().parents[1]
-SECRET = "sk-canary-0123456789abcdef"
 BUILT_IN = ["anthropic", "litellm", "local", "openai", "scripted"]
 VALID_KINDS = "valid: " + ", ".join(BUILT_IN)
 
@@ -41,27 +41,6 @@ def clean(monkeypatch, tmp_path):
     registry.refresh()
     yield
     registry.refresh()
-
-
-def run(argv, capsys):
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def assert_one_line_error(code, err, *needles):
-    assert code == 3, err
-    assert err.startswith("judgesdk: ") and err.strip().count("\n") == 0, err
-    assert "Traceback" not in err and SECRET not in err, err
-    for needle in needles:
-        assert needle in err, (needle, err)
-
-
-@pytest.fixture
-def items(tmp_path):
-    path = tmp_path / "items.jsonl"
-    path.write_text('{"id": "1", "output": "The council approved a park.", "source": "The city council approved a new park."}\n')
-    return path
 
 
 # -- unknown kinds and options: config, TOML, environment, CLI ----------------------------------------

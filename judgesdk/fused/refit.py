@@ -20,7 +20,7 @@ from judgesdk.fused.model import FusedModelFile, ModelIdentity, model_sha256
 from judgesdk.fused.signals import extract, features
 from judgesdk.fused.train import MIN_ITEMS, fit_file, signal_table
 from judgesdk.provider import Provider
-from judgesdk.runlog import read_objects
+from judgesdk.records import read_objects
 from judgesdk.types import JudgeItem
 
 

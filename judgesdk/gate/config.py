@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from judgesdk import presets
 from judgesdk.budget import Budget
+from judgesdk.config import validation_summary
 from judgesdk.errors import ConfigError
 from judgesdk.meta.reliability import ReviewPolicy
 from judgesdk.types import Criterion, Scale
@@ -214,10 +215,14 @@ def load_gate_config(source: str | Path | Mapping[str, Any]) -> GateConfig:
             raise ConfigError(f"gate config {path} does not exist")
         try:
             data = _resolve(tomllib.loads(path.read_text(encoding="utf-8")), path.resolve().parent)
-        except tomllib.TOMLDecodeError as exc:
-            raise ConfigError(f"gate config {path} is not valid TOML: {exc}") from exc
+        except UnicodeDecodeError as exc:
+            raise ConfigError(f"gate config {path} is not UTF-8 text (byte {exc.start}): save it as UTF-8") from None
+        except OSError as exc:
+            raise ConfigError(f"cannot read gate config {path}: {exc.strerror or exc}") from None
+        except tomllib.TOMLDecodeError as exc:  # names the line and column, never quotes the line
+            raise ConfigError(f"gate config {path} is not valid TOML: {exc}") from None
         where = f"gate config {path}"
     try:
         return GateConfig.model_validate(data)
-    except ValidationError as exc:
-        raise ConfigError(f"invalid {where}: {exc}") from exc
+    except ValidationError as exc:  # one line naming each bad field, never the value given (it may be a secret)
+        raise ConfigError(f"invalid {where}: {validation_summary(exc)}") from None

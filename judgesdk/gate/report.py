@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from judgesdk.errors import InputError
 from judgesdk.gate.verdict import Verdict
 
 _WORDS = {"pass": "PASS", "fail": "FAIL", "inconclusive": "INCONCLUSIVE", "undetermined": "UNDETERMINED"}
@@ -149,14 +150,33 @@ def render_markdown(verdict: Verdict) -> str:
     return "\n".join(lines + ([""] + extras if extras else [])) + "\n"
 
 
+def check_output(path: Path, flag: str, example: str) -> None:
+    """``path`` can be written as a file (its folder made if missing); else an :class:`InputError` naming the
+    fix. Checked before any work, so a typo in an output flag never throws away a finished run."""
+    if path.is_dir():
+        raise InputError(f"{flag} {path} is a directory: give the path of a file, e.g. {flag} {path / example}")
+    blocking = next((parent for parent in path.parents if parent.exists()), None)
+    if blocking is not None and not blocking.is_dir():
+        raise InputError(f"{flag} {path}: {blocking} is a file, not a folder: choose another path")
+
+
+def write_output(path: Path, text: str, flag: str) -> None:
+    """Write ``text`` to ``path`` (its folder made if missing); a path that cannot be written is an
+    :class:`InputError` naming it, never a traceback."""
+    check_output(path, flag, "out.txt")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot write {flag} {path}: {exc.strerror or exc}: choose a writable path") from None
+
+
 def write_reports(verdict: Verdict, *, junit: Path | None = None, markdown: Path | None = None, env: Mapping[str, str] | None = None) -> None:
     """Write the requested renderings; the Markdown is also appended to ``$GITHUB_STEP_SUMMARY`` when set."""
     if junit is not None:
-        junit.parent.mkdir(parents=True, exist_ok=True)
-        junit.write_text(render_junit(verdict), encoding="utf-8")
+        write_output(junit, render_junit(verdict), "--junit")
     if markdown is not None:
-        markdown.parent.mkdir(parents=True, exist_ok=True)
-        markdown.write_text(render_markdown(verdict), encoding="utf-8")
+        write_output(markdown, render_markdown(verdict), "--markdown")
     summary = (os.environ if env is None else env).get("GITHUB_STEP_SUMMARY")
     if summary:
         with open(summary, "a", encoding="utf-8") as fh:

@@ -46,7 +46,7 @@ class GateRun(BaseModel):
 
 
 def result_from_record(record: Mapping[str, Any], scale: Scale, criterion: str) -> JudgeResult:
-    """A result line (``judgesdk score -o``, :func:`judgesdk.runlog.result_line`) back into a JudgeResult.
+    """A result line (``judgesdk score -o``, :func:`judgesdk.records.result_line`) back into a JudgeResult.
 
     The distribution summary is rebuilt on ``scale`` (or on its own numeric labels), so review flags
     and coverage read the same from a fresh run and from a file. Lines with only ``id`` and ``score``

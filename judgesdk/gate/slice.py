@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict
 from scipy import stats
 
 from judgesdk.errors import InputError
-from judgesdk.runlog import read_objects
+from judgesdk.records import read_objects
 
 __all__ = ["HumanLabels", "LabelPlan", "Slice", "draw_slice", "join_slice", "plan_labels", "read_labels"]
 

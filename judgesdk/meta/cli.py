@@ -100,6 +100,8 @@ def _check_flags(args: argparse.Namespace) -> None:
 def evaluate_args(args: argparse.Namespace) -> MetaEvalResult:
     """Run the meta-evaluation described by parsed ``meta-eval`` arguments."""
     _check_flags(args)
+    if args.report is not None and args.report.exists() and not args.report.is_dir():
+        raise InputError(f"--report {args.report} is a file: give a folder for the plots and pages (it is created if missing)")
     if args.bootstrap < 0:
         raise InputError(f"--bootstrap must be 0 or more resamples, got {args.bootstrap}")
     if not 0 < args.review_threshold <= 1:

@@ -103,8 +103,11 @@ def load_jsonl(path: str | Path) -> list[HumanRecord]:
     p = Path(path)
     if not p.is_file():
         raise InputError(f"human file {p} does not exist: pass the normalized JSONL (e.g. ../shared/data/summeval.jsonl)")
-    with p.open(encoding="utf-8") as fh:
-        records = _records(fh, str(p))
+    try:
+        with p.open(encoding="utf-8") as fh:
+            records = _records(fh, str(p))
+    except UnicodeDecodeError:
+        raise InputError(f"human file {p} is not UTF-8 text: save it as UTF-8") from None
     if not records:
         raise InputError(f"human file {p} has no records")
     return records

@@ -11,8 +11,11 @@ letters A.. standing for the scale's values, 001's MCQ). ``score: null`` without
 as unparsed. Optional fields feed the other indicators: ``samples`` (repeated scores -> variance
 across repeats and sample spread), ``distribution`` (``coverage``, ``entropy``; as ``judgesdk
 score`` writes it), ``latency_s``/``usage``/``cached``/``status`` (time and cost per 1,000).
-A key written twice (a results file is a ledger: a retried row follows its error row) is
-resolved when the lines are joined to the human scores (:func:`judgesdk.meta.items.join`).
+The file format (which fields a line may hold, their types, the join key ``(doc_id, system_id)``) is
+:class:`judgesdk.records.ResultRow`'s, read by :func:`judgesdk.records.read_predictions`; this module
+turns each row into a :class:`Prediction`, parsing ``response`` text as a judge's answer. A key written
+twice (a results file is a ledger: a retried row follows its error row) is resolved when the lines are
+joined to the human scores (:func:`judgesdk.meta.items.join`).
 
 Verdict files hold one head-to-head judgement per line (:func:`read_pairwise`); a verdict that
 cannot be read is counted, never guessed.
@@ -22,15 +25,15 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from judgesdk.errors import InputError
 from judgesdk.meta.items import Key, PairwiseJudgement
 from judgesdk.parsing import parse_choice, parse_score
 from judgesdk.provider import Usage
-from judgesdk.runlog import read_objects
+from judgesdk.records import RowDistribution, read_objects, read_predictions
 from judgesdk.types import Scale
 
 __all__ = ["PARSE_MODES", "ParseMode", "Prediction", "check_parse_mode", "load_pairwise", "load_predictions", "read_pairwise"]
@@ -68,57 +71,17 @@ def check_parse_mode(mode: str, flag: str = "--parse") -> ParseMode:
     return mode  # type: ignore[return-value]
 
 
-def _ids(row: dict[str, Any], where: str) -> tuple[str, str]:
-    missing = [k for k in ("doc_id", "system_id") if row.get(k) is None]
-    if missing:
-        raise InputError(f"{where}: missing {' and '.join(missing)}; every prediction line needs doc_id and system_id")
-    return str(row["doc_id"]), str(row["system_id"])
-
-
-def _number(value: Any, where: str, field: str) -> float | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise InputError(f"{where}: {field} must be a finite number or null, got {value!r}; put raw judge text in 'response'")
-    return float(value)
-
-
-def _distribution_signals(dist: Any, where: str) -> tuple[float | None, float | None]:
-    """(coverage, normalised entropy) from a ``distribution`` object (judgesdk score's or a LabelDistribution dump)."""
+def _distribution_signals(dist: RowDistribution | None) -> tuple[float | None, float | None]:
+    """(coverage, normalised entropy) from a row's ``distribution`` (judgesdk score's or a LabelDistribution dump)."""
     if dist is None:
         return None, None
-    if not isinstance(dist, dict):
-        raise InputError(f"{where}: distribution must be an object with probs, coverage and entropy (as judgesdk score writes it) or null")
-    probs = dist.get("probs")
-    if probs is not None and not isinstance(probs, (dict, list)):
-        raise InputError(f"{where}: distribution.probs must be an object {{label: probability}} or a list of probabilities")
-    raw = list(probs.values()) if isinstance(probs, dict) else list(probs or [])
-    values = [_required(v, where, "distribution.probs[]") for v in raw]
-    coverage = _number(dist.get("coverage"), where, "distribution.coverage")
-    entropy = _number(dist.get("entropy"), where, "distribution.entropy")
+    values = list(dist.probs.values()) if isinstance(dist.probs, dict) else list(dist.probs or [])
+    entropy = dist.entropy
     if entropy is None and values:
         entropy = -sum(p * math.log(p) for p in values if p > 0)
     norm = entropy / math.log(len(values)) if entropy is not None and len(values) > 1 else None
     clip = lambda v: None if v is None else min(max(float(v), 0.0), 1.0)  # noqa: E731
-    return clip(coverage), clip(norm)
-
-
-def _required(value: Any, where: str, field: str) -> float:
-    number = _number(value, where, field)
-    if number is None:
-        raise InputError(f"{where}: {field} must be a finite number, got null")
-    return number
-
-
-def _usage(value: Any, where: str) -> Usage | None:
-    if value is None:
-        return None
-    try:
-        if not isinstance(value, dict):
-            raise ValueError("not an object")
-        return Usage.model_validate(value)
-    except (ValidationError, ValueError):
-        raise InputError(f"{where}: usage must be an object of token counts (input_tokens, output_tokens, calls...) or null, got {value!r}") from None
+    return clip(dist.coverage), clip(norm)
 
 
 def load_predictions(path: str | Path, scale: Scale, parse: ParseMode = "rts", flag: str = "--parse") -> list[Prediction]:
@@ -128,35 +91,30 @@ def load_predictions(path: str | Path, scale: Scale, parse: ParseMode = "rts", f
     """
     check_parse_mode(parse, flag)
     read_scale = scale if parse == "rts" else Scale.letters(scale.values)
-    p = Path(path)
     out = []
-    for number, row in read_objects(p, "predictions"):
-        where = f"{p}:{number}"
-        doc, system = _ids(row, where)
-        value, status = _number(row.get("score"), where, "score"), "ok"
-        if value is None and isinstance(row.get("response"), str):
-            parsed = parse_score(row["response"], read_scale)
+    for _, row in read_predictions(path):  # the file format (fields, types, join key) is judgesdk.records'
+        value, status = row.score, "ok"
+        if value is None and row.response is not None:
+            parsed = parse_score(row.response, read_scale)
             value, status = parsed.value, parsed.status
         elif value is None:
-            status = str(row.get("status") or "unparsed")
+            status = row.status or "unparsed"
             if status == "ok":
                 status = "unparsed"
-        samples = row.get("samples")
-        if samples is not None and not isinstance(samples, list):
-            raise InputError(f"{where}: samples must be a list of numbers (or nulls)")
-        coverage, entropy = _distribution_signals(row.get("distribution"), where)
+        coverage, entropy = _distribution_signals(row.distribution)
+        doc, system = row.key or ("", "")  # read_predictions refuses a line without one
         out.append(
             Prediction(
                 doc_id=doc,
                 system_id=system,
                 value=value,
                 status=status,
-                samples=None if samples is None else [_number(s, where, "samples[]") for s in samples],
+                samples=row.samples,
                 coverage=coverage,
                 entropy=entropy,
-                latency_s=_number(row.get("latency_s"), where, "latency_s"),
-                usage=_usage(row.get("usage"), where),
-                cached=bool(row.get("cached", False)),
+                latency_s=row.latency_s,
+                usage=row.usage,
+                cached=row.cached,
             )
         )
     return out
