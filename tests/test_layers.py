@@ -74,7 +74,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ),
     (
         "judge: the configured provider stack, the judge, the results file",
-        ("judgesdk.config", "judgesdk.judge", "judgesdk.records", "judgesdk.runlog"),
+        ("judgesdk.config", "judgesdk.judge", "judgesdk.records", "judgesdk.records.*", "judgesdk.runlog"),
     ),
     (
         "analysis: meta-evaluation, calibration, fitting the fused judge (results in, no judging)",

@@ -240,7 +240,8 @@ def json_lines_reading(source: str) -> list[str]:
 
 # Modules that may decode JSON or cut a file into lines, and why none of them reads a results file.
 ALLOWED = {
-    "judgesdk.records": "the owner: results and predictions files (read_rows, read_predictions), and read_objects, the strict JSONL reader the others use",
+    "judgesdk.records.rows": "the owner (results files, read_rows/parse_rows, and done_ids for older scripts)",
+    "judgesdk.records.inputs": "the owner (read_objects, the strict JSONL reader of items, predictions and labels)",
     "judgesdk.meta.datasets": "human-annotation datasets (HumanRecord lines of ../shared/data), not a judge's results",
     "judgesdk.fused.model": "one JSON document: a fitted fused judge's weights",
     "judgesdk.score_cli": "the JSON value of a `--option key=value` on the command line",
@@ -300,8 +301,8 @@ def test_every_command_reading_results_takes_its_rows_from_records():
     assert ROWS_API <= set(vars(importlib.import_module("judgesdk.records")))
     problems = []
     for name, path in package_sources().items():
-        if name == "judgesdk.runlog":  # the deprecated alias itself
-            continue
+        if name in ("judgesdk.runlog", "judgesdk.records") or name.startswith("judgesdk.records."):
+            continue  # the deprecated alias itself, and the records package's own modules
         imported = imports_from(path.read_text(encoding="utf-8"))
         if "judgesdk.runlog" in imported or "runlog" in imported.get("judgesdk", set()):
             problems.append(f"{name} imports judgesdk.runlog (deprecated): import from judgesdk.records")
@@ -312,3 +313,15 @@ def test_every_command_reading_results_takes_its_rows_from_records():
         if missing:
             problems.append(f"{name} reads results without {sorted(missing)} from judgesdk.records")
     assert not problems, problems
+
+
+def test_a_line_separator_inside_a_json_string_stays_in_its_line(tmp_path):
+    """JSON allows U+2028/U+2029 unescaped inside strings (json.dumps(ensure_ascii=False) writes them so);
+    the strict reader once cut lines with str.splitlines(), which splits there too, and refused the file."""
+    from judgesdk.records import read_items
+
+    path = tmp_path / "items.jsonl"
+    output = "First line\u2028second\u2029third"
+    path.write_text(json.dumps({"id": "a", "output": output}, ensure_ascii=False) + "\r\n" + json.dumps({"id": "b", "output": "x"}) + "\n", encoding="utf-8")
+    items = read_items(path)
+    assert [item.output for item, _ in items] == [output, "x"]

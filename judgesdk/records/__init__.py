@@ -1,0 +1,84 @@
+"""The results file, owned here: its rows, their key, the id rule, the writer (a locked ledger) and the reader.
+
+One package, four seams: :mod:`~judgesdk.records.schema` (the typed row and the join key),
+:mod:`~judgesdk.records.rows` (what a row holds, its key, the tolerant reader), :mod:`~judgesdk.records.ledger`
+(the locked writer) and :mod:`~judgesdk.records.inputs` (the strict readers of files a person wrote: items,
+predictions, labels). Import the names from here.
+
+A results file (``judgesdk score -o``, the gate's ``results``, ``judgesdk bench`` predictions) is an
+append-only ledger of JSON Lines, one row per judgement, written as each result exists:
+
+* **A row** is :func:`result_line` (the result, its distribution summary, the input line's other fields)
+  plus ``id`` (the item's) and ``asked`` (what was asked, see :class:`Ask`).
+* **Its key** is ``(id, asked)``: the item and what was asked of the judge (criterion, method, and a short
+  hash of everything in the judge configuration that changes answers). A run with another criterion,
+  definition, method, template or model into the same file judges its items instead of skipping them.
+  Rows written before ``asked`` existed count for every question on their ``criterion``.
+* **Final rows**: a row is final when it holds a score, or an item-level verdict that re-running cannot
+  change (``unparsed`` after repair). A row with status ``error`` (model file missing, key unset,
+  provider down) is not: a re-run judges its item again and appends a new row.
+* **The reader takes the latest row per key**, so a row retried after an error wins; a line that is not
+  JSON (e.g. the last one, cut by a crash) is skipped and counted.
+* **Its schema** is :class:`ResultRow`: the fields that commands read from a row, typed (a reader validates a
+  row with :func:`parse_row`, and an :class:`InputError` names the line and the field), and the fields the
+  writer also writes, which pass through as they are.
+* **The join key** to human scores (``meta-eval``, ``bench``, ``calibrate``) is :func:`join_key`: the row's
+  ``(doc_id, system_id)``; ``bench`` writes each cell's row under :func:`cell_id`.
+* **Ids** come from the item: its ``id`` (a number such as 0 included), else ``doc_id:system_id``, else a
+  hash of its texts with an occurrence counter (identical items are judged once each, and keep their ids
+  when other lines are edited); never a line number. Two lines with the same explicit id are an input error.
+* **One writer at a time**: :class:`Ledger` holds an exclusive lock (``fcntl.flock``) on the file while a
+  run appends to it; a second run on the same file fails at once with an :class:`InputError` instead of
+  judging everything again into the same file.
+"""
+
+from __future__ import annotations
+
+from judgesdk.records.inputs import content_hash, item_ids, read_items, read_objects, read_predictions, read_utf8
+from judgesdk.records.ledger import Ledger, append, encode_row
+from judgesdk.records.rows import (
+    FINAL_VERDICTS,
+    Ask,
+    ask_for,
+    asks_in,
+    done_ids,
+    is_final,
+    latest,
+    parse_rows,
+    read_rows,
+    result_line,
+    row_for,
+    row_id,
+)
+from judgesdk.records.schema import JOIN_FIELDS, ResultRow, RowDistribution, cell_id, finite_or_none, join_key, parse_row
+
+__all__ = [
+    "FINAL_VERDICTS",
+    "JOIN_FIELDS",
+    "Ask",
+    "Ledger",
+    "ResultRow",
+    "RowDistribution",
+    "append",
+    "ask_for",
+    "asks_in",
+    "cell_id",
+    "content_hash",
+    "done_ids",
+    "encode_row",
+    "finite_or_none",
+    "is_final",
+    "item_ids",
+    "join_key",
+    "latest",
+    "parse_row",
+    "parse_rows",
+    "read_items",
+    "read_objects",
+    "read_predictions",
+    "read_rows",
+    "read_utf8",
+    "result_line",
+    "row_for",
+    "row_id",
+]

@@ -1,0 +1,152 @@
+"""Files a person wrote: input items and their ids, predictions files, labels (strict readers; see
+:mod:`judgesdk.records`)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from judgesdk.errors import InputError
+from judgesdk.records.rows import composite_id
+from judgesdk.records.schema import JOIN_FIELDS, ResultRow, parse_row
+from judgesdk.types import JudgeItem, check_text
+
+
+# -- input items and their ids ------------------------------------------------------------------------
+
+
+_TEXT_FIELDS = ("output", "source", "context", "reference", "id")
+_JSON_KINDS = {bool: "true/false", int: "a number", float: "a number", dict: "an object", list: "an array"}
+
+
+def read_items(path: Path) -> list[tuple[JudgeItem, dict[str, Any]]]:
+    """Items of a JSONL file, each with the line's other fields (``doc_id``, ``system_id``...) to carry
+    into its result row, so that results join back to their inputs (e.g. in ``meta-eval``).
+
+    Ids follow :func:`item_ids`; two lines with the same explicit id are an :class:`InputError`.
+    """
+    lines = read_objects(path, "input")
+    for number, raw in lines:
+        if "output" not in raw:
+            raise InputError(f"{path}:{number}: each line must be an object with an 'output' field")
+        for name in _TEXT_FIELDS[:4]:  # the texts: a string ('output' required, the others optional)
+            value = raw.get(name)
+            if not isinstance(value, str) and (name == "output" or value is not None):
+                found = _JSON_KINDS.get(type(value), "null")
+                raise InputError(f"{path}:{number}: '{name}' must be a string (the text{' to judge' if name == 'output' else ''}), got {found}")
+        for name, value in raw.items():  # before ids are made from the texts, or fields carried into rows
+            try:
+                check_text(name, "a field name")
+                check_text(value, name)
+            except InputError as exc:
+                raise InputError(f"{path}:{number}: {exc}") from None
+    ids = item_ids(lines, path)
+    items = []
+    for (number, raw), the_id in zip(lines, ids):
+        try:
+            item = JudgeItem(**{k: raw.get(k) for k in _TEXT_FIELDS[:4]}, id=the_id)
+        except InputError as exc:
+            raise InputError(f"{path}:{number}: {exc}") from None
+        items.append((item, {k: v for k, v in raw.items() if k not in _TEXT_FIELDS and k != "scores"}))
+    return items
+
+
+def item_ids(lines: Sequence[tuple[int, Mapping[str, Any]]], path: str | Path = "input") -> list[str]:
+    """One id per input line: ``id`` (any string or number, 0 included), else ``doc_id:system_id``, else
+    ``sha:<hash of the texts>`` with ``#2``, ``#3``... on repeats of the same texts. Never a line number,
+    so that an edited input file does not attach old results to new items."""
+    ids: list[str] = []
+    explicit: dict[str, list[int]] = {}
+    seen_content: dict[str, int] = {}
+    for number, raw in lines:
+        given = raw.get("id")
+        if isinstance(given, (bool, dict, list)):
+            raise InputError(f"{path}:{number}: 'id' must be a string or a number, got {_JSON_KINDS[type(given)]}")
+        if given is not None and str(given).strip():
+            the_id = str(given)
+        else:
+            the_id = composite_id(raw) or ""
+        if the_id:
+            explicit.setdefault(the_id, []).append(number)
+        else:
+            digest = content_hash(raw)
+            seen_content[digest] = seen_content.get(digest, 0) + 1
+            count = seen_content[digest]
+            the_id = f"sha:{digest}" if count == 1 else f"sha:{digest}#{count}"
+        ids.append(the_id)
+    repeated = {the_id: numbers for the_id, numbers in explicit.items() if len(numbers) > 1}
+    if repeated:
+        the_id, numbers = next(iter(repeated.items()))
+        more = f" (and {len(repeated) - 1} more repeated id(s))" if len(repeated) > 1 else ""
+        raise InputError(
+            f"{path}: lines {', '.join(map(str, numbers))} have the same id {the_id!r}{more}: "
+            "give each line a unique 'id' (or unique doc_id/system_id)"
+        )
+    return ids
+
+
+def content_hash(raw: Mapping[str, Any]) -> str:
+    """A short hash of an item's texts (output, source, context, reference)."""
+    texts = [raw.get(name) for name in _TEXT_FIELDS[:4]]
+    return hashlib.sha256(json.dumps(texts, ensure_ascii=False).encode("utf-8", errors="backslashreplace")).hexdigest()[:12]
+
+
+# -- strict readers of files a person wrote ------------------------------------------------------------
+
+
+def read_objects(path: str | Path, what: str) -> list[tuple[int, dict[str, Any]]]:
+    """Every non-blank line of a JSONL file as (line number, object); a typed error names the bad line.
+
+    Strict on purpose, for inputs a person wrote (items, predictions, labels); results files that a
+    crash may have cut are read by :func:`read_rows`.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"{what} file {path} does not exist")
+    rows = []
+    for number, line in enumerate(read_utf8(path, what).split("\n"), start=1):  # not splitlines(): JSON strings may hold U+2028
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"{path}:{number}: not valid JSON ({exc.msg}); each line must be one JSON object") from exc
+        if not isinstance(row, dict):
+            raise InputError(f"{path}:{number}: each line must be a JSON object")
+        rows.append((number, row))
+    if not rows:
+        raise InputError(f"{what} file {path} is empty")
+    return rows
+
+
+def read_predictions(path: str | Path, what: str = "predictions") -> list[tuple[int, ResultRow]]:
+    """Every line of a predictions file (a results file of ``judgesdk score``/``bench``, or one written
+    elsewhere) as (line number, :class:`ResultRow`), read strictly (:func:`read_objects`) and validated
+    (:func:`parse_row`); each line must carry its :func:`join_key`. Errors name the line."""
+    path = Path(path)
+    out = []
+    for number, raw in read_objects(path, what):
+        where = f"{path}:{number}"
+        missing = [name for name in JOIN_FIELDS if raw.get(name) is None]
+        if missing:
+            raise InputError(f"{where}: missing {' and '.join(missing)}; every prediction line needs doc_id and system_id")
+        out.append((number, parse_row(raw, where)))
+    return out
+
+
+def read_utf8(path: Path, what: str) -> str:
+    """The text of ``path``; a typed error naming the first undecodable byte's line when it is not UTF-8."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read {what} file {path}: {exc.strerror or exc}") from None
+    try:
+        return data.decode("utf-8-sig")  # a leading byte-order mark (Windows editors) is not part of the text
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise InputError(
+            f"{path}:{line}: the {what} file is not UTF-8 text (byte 0x{data[exc.start]:02x}); save it as UTF-8"
+        ) from None

@@ -1,0 +1,105 @@
+"""The one writer of a results file: a locked, append-only ledger (see :mod:`judgesdk.records`)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import IO, Any, TextIO
+
+from judgesdk.errors import InputError
+from judgesdk.records.rows import Ask, is_final, latest, parse_rows
+
+try:  # POSIX; elsewhere files are not locked (documented)
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
+
+
+# -- writing: the ledger ------------------------------------------------------------------------------
+
+
+class Ledger:
+    """A results file open for one run: locked against other writers, read once, appended to row by row.
+
+    ``Ledger.open(path)`` creates the file (and its folder when ``create_parents``), takes an exclusive
+    lock (a second run on the same file gets an :class:`InputError` at once), reads the rows already
+    there, and ends a last line cut by a crash so that the next row starts on its own line. Every
+    :meth:`write` is flushed, so a crash or Ctrl-C keeps each row written before it.
+    """
+
+    def __init__(self, path: Path, handle: IO[bytes], rows: list[dict[str, Any]], skipped: int) -> None:
+        self.path, self._handle, self.rows, self.skipped = path, handle, rows, skipped
+        self.written = 0
+
+    @classmethod
+    def open(cls, path: str | Path, *, what: str = "results file", create_parents: bool = False) -> "Ledger":
+        path = Path(path)
+        if path.is_dir():
+            raise InputError(f"{what} {path} is a directory: give the path of a results file, e.g. {path / 'results.jsonl'}")
+        if create_parents:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            handle = path.open("a+b")
+        except OSError as exc:
+            raise InputError(f"{what} {path}: cannot write it ({exc.strerror or exc})") from None
+        try:
+            _lock(handle, path, what)
+            handle.seek(0)
+            data = handle.read()
+            rows, skipped = parse_rows(data, path)
+            if data and not data.endswith(b"\n"):
+                handle.write(b"\n")
+                handle.flush()
+        except BaseException:
+            handle.close()
+            raise
+        return cls(path, handle, rows, skipped)
+
+    def latest(self, ask: Ask | None = None) -> dict[str, dict[str, Any]]:
+        """The latest row per item id answering ``ask`` (every row when None)."""
+        return latest(self.rows, ask)
+
+    def final_ids(self, ask: Ask | None = None) -> set[str]:
+        """Ids whose latest row for ``ask`` is final: a re-run skips them."""
+        return {key for key, row in self.latest(ask).items() if is_final(row)}
+
+    def write(self, row: dict[str, Any]) -> None:
+        self._handle.write(encode_row(row))
+        self._handle.flush()
+        self.rows.append(row)
+        self.written += 1
+
+    def close(self) -> None:
+        if not self._handle.closed:
+            self._handle.close()  # closing releases the lock
+
+    def __enter__(self) -> "Ledger":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _lock(handle: IO[bytes], path: Path, what: str) -> None:
+    if fcntl is None:  # pragma: no cover - no advisory locks on this platform
+        return
+    try:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        raise InputError(
+            f"{what} {path} is being written by another judgesdk run: wait for it to finish, or write to another file"
+        ) from None
+    except OSError:  # a file system without locks (some network mounts): go on unlocked
+        return
+
+
+def encode_row(row: Mapping[str, Any]) -> bytes:
+    """One JSON line; a lone surrogate in a text is written as its JSON escape, so the file stays UTF-8."""
+    return (json.dumps(row, ensure_ascii=False) + "\n").encode("utf-8", errors="backslashreplace")
+
+
+def append(sink: TextIO, record: dict[str, Any]) -> None:
+    """One row to an open text sink (unlocked; :class:`Ledger` is the locked writer)."""
+    sink.write(json.dumps(record, ensure_ascii=False) + "\n")
+    sink.flush()
