@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from judgesdk.errors import ConfigError, InputError
 from judgesdk.records import join_key, latest, read_objects, read_rows, row_id
-from judgesdk.meta._stats import single_value
+from judgesdk.stats import single_value
 
 __all__ = [
     "Calibration",

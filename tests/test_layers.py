@@ -64,7 +64,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (
         "estimation: label distributions, estimates, the fused judge's signals and model",
         (
-            "judgesdk.distributions", "judgesdk.estimation", "judgesdk.fused", "judgesdk.fused.model",
+            "judgesdk.distributions", "judgesdk.estimation", "judgesdk.stats", "judgesdk.fused", "judgesdk.fused.model",
             "judgesdk.fused.signals", "judgesdk.fused.text", "judgesdk.fused_data",
         ),
     ),

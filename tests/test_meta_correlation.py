@@ -18,7 +18,7 @@ from judgesdk.meta import (
     level_correlation,
     resolve_level,
 )
-from judgesdk.meta._stats import group_values
+from judgesdk.stats import group_values
 
 
 def table(human: dict[str, list[float]], pred: dict[str, list[float | None]]) -> list[ScoredItem]:

@@ -23,7 +23,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from judgesdk.errors import InputError
-from judgesdk.meta._stats import check_method
+from judgesdk.stats import check_method
 from judgesdk.meta.correlation import Convention, LevelStatistic, effective_level, get_convention, paired_frame, prepared_frame
 from judgesdk.meta.items import ScoredItem
 

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from judgesdk.errors import InputError
-from judgesdk.meta._stats import METHODS
+from judgesdk.stats import METHODS
 from judgesdk.meta.correlation import CONVENTIONS, LEVEL_DEFINITIONS, LEVELS
 from judgesdk.meta.datasets import load_jsonl
 from judgesdk.meta.evaluate import MetaEvalResult, load_predictions, meta_evaluate, read_pairwise, scale_for

@@ -54,7 +54,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from judgesdk.errors import InputError
-from judgesdk.meta._stats import METHODS, Method, check_method, group_values, p_value, single_value
+from judgesdk.stats import METHODS, Method, check_method, group_values, p_value, single_value
 from judgesdk.meta.items import Frame, ScoredItem, require_items
 
 __all__ = [

@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field
 
 from judgesdk import presets
 from judgesdk.errors import InputError, JudgeSDKError
-from judgesdk.meta._stats import METHODS, check_method
+from judgesdk.stats import METHODS, check_method
 from judgesdk.meta.bootstrap import BootstrapCI, bootstrap_ci
 from judgesdk.meta.correlation import LevelCorrelation, get_convention, level_correlation, resolve_level
 from judgesdk.meta.datasets import HumanRecord, dimensions, human_scores, require_dimension

@@ -24,7 +24,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from judgesdk.errors import InputError
-from judgesdk.meta._stats import Method, check_method, p_value, single_value
+from judgesdk.stats import Method, check_method, p_value, single_value
 from judgesdk.meta.correlation import (
     Convention,
     GroupCorrelation,

@@ -32,7 +32,7 @@ from pydantic import BaseModel
 
 from judgesdk.cost import CostModel, price_for
 from judgesdk.errors import MissingDependencyError
-from judgesdk.meta._stats import METHODS
+from judgesdk.stats import METHODS
 from judgesdk.meta.correlation import Convention, LevelCorrelation, correlate, correlation_table
 from judgesdk.meta.items import Key, PairwiseJudgement, ScoredItem
 from judgesdk.meta.reliability import (

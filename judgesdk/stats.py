@@ -1,4 +1,6 @@
-"""Numeric core shared by every meta-evaluation module: correlations of many small groups at once.
+"""Numeric core shared by the meta-evaluation modules and calibration: correlations of many small groups at
+once. It sits below both (plain functions over arrays, nothing of judging), so calibration, which reads
+results, never imports the meta-evaluation package above it.
 
 Meta-evaluation computes the same correlation over many groups (100 documents for sample-level,
 12 systems for P_i and R_i) and again for each bootstrap resample or permutation. Computing all
