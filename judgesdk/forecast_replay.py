@@ -192,7 +192,7 @@ class KVReplay:
         shared = _shared(prompts)
         tails = [p[shared:] + list(paths[0]) for p in prompts]
         tail_tokens = sum(map(len, tails))
-        step = max(self.ROW_GROUP, (self.n_batch - 2 * (self.ROW_GROUP - 1)) // self.ROW_GROUP * self.ROW_GROUP)  # PrefixCache.batch_step
+        step = (self.n_batch - 2 * (self.ROW_GROUP - 1)) // self.ROW_GROUP * self.ROW_GROUP  # PrefixCache.batch_step
         if len(prompts) == 1 or len(paths) > 1 or min(map(len, prompts)) == shared or tail_tokens > step:
             return [self.labels(p, paths) for p in prompts]
         if not self._fits(shared + tail_tokens):

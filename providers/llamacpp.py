@@ -62,7 +62,7 @@ from .llamacpp_load import (
     load_llama,
     route_llama_log,
 )
-from .llamacpp_prefix import PrefixCache, PrefixCounters, PrefixStates, SavedState, TokenTrie, common_prefix, shared_prefix
+from .llamacpp_prefix import MIN_BATCH, PrefixCache, PrefixCounters, PrefixStates, SavedState, TokenTrie, common_prefix, shared_prefix
 
 __all__ = [  # what this module offered before it was split, still importable from here
     "DEFAULT_CAPABILITIES",
@@ -131,6 +131,8 @@ class LlamaCppProvider:
             raise ConfigError(f"prefix_states ({prefix_states}) and prefix_state_mb ({prefix_state_mb}) must be >= 0")
         if parallel_suffixes < 1:
             raise ConfigError(f"parallel_suffixes must be >= 1 (1 decodes one request at a time), got {parallel_suffixes}")
+        if n_batch < MIN_BATCH:
+            raise ConfigError(f"n_batch must be >= {MIN_BATCH} (a decode holds its tokens and up to 6 padding tokens), got {n_batch}")
         self.model = model_name or path.stem
         self.endpoint = str(path)
         self.capabilities = capabilities or DEFAULT_CAPABILITIES
@@ -420,7 +422,7 @@ class LocalOptions(ProviderOptions):
     n_gpu_layers: int | None = None  # None: every layer where llama.cpp was built with GPU offload, else 0
     n_threads: int | None = None  # None: every CPU
     n_threads_batch: int | None = None  # None: n_threads
-    n_batch: int = 512
+    n_batch: int = Field(default=512, ge=16)  # tokens per decode (MIN_BATCH: room for the padding)
     prefix_reuse: bool = True  # keep the KV cache across requests
     prefix_states: int = Field(default=4, ge=0)  # saved prefix states (0: the live KV cache only)
     prefix_state_mb: float = Field(default=512.0, ge=0)  # their memory bound

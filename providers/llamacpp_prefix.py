@@ -35,6 +35,7 @@ from . import _llama_compat as compat
 
 ROW_GROUP = 4  # llama.cpp's CPU kernels take a batch's rows four at a time (see PrefixCache._decode_padded)
 PAD_TOKEN = 0  # what padding positions hold; never seen by a real row
+MIN_BATCH = 16  # the least n_batch that holds a whole row group and its padding (see PrefixCache.batch_step)
 CELL_ALIGN = 64  # a long state is saved at a multiple of this (see PrefixCache._save_live)
 
 
@@ -340,7 +341,7 @@ class PrefixCache:
 
     def batch_step(self) -> int:
         """The most real tokens one decode takes: ``n_batch`` less room for the padding, in whole row groups."""
-        return max(ROW_GROUP, (self.llm.n_batch - 2 * (ROW_GROUP - 1)) // ROW_GROUP * ROW_GROUP)
+        return (self.llm.n_batch - 2 * (ROW_GROUP - 1)) // ROW_GROUP * ROW_GROUP  # n_batch >= MIN_BATCH: at least 8
 
     def _decode_padded(self, entries: list[tuple[tuple[int, ...], list[int], int, int]], *, end: int) -> np.ndarray:
         """Decode ``entries`` (see ``compat.fill_batch``) padded to whole row groups; the real rows of logits.

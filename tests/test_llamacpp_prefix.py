@@ -247,3 +247,15 @@ def test_common_prefix():
     assert common_prefix(np.array([1, 2]), [1, 2, 3]) == 2
     assert common_prefix([], [1]) == 0
     assert shared_prefix([[1, 2, 3, 4], [1, 2, 3], [1, 2, 5]]) == 2 and shared_prefix([[1, 2]]) == 0
+
+
+def test_a_batch_too_small_for_the_padding_is_refused(gguf_path):
+    """Every decode is padded by up to 6 tokens into llama-cpp-python's batch of n_batch slots: a smaller
+    n_batch would write past it."""
+    from judgesdk.config import load_config
+    from judgesdk.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="n_batch must be >= 16"):
+        provider(gguf_path, n_batch=8)
+    with pytest.raises(ConfigError, match="n_batch"):
+        load_config({"providers": [{"kind": "local", "options": {"n_batch": 8}}]})
