@@ -78,9 +78,9 @@ async def extract(
     """The signals of ``item`` (which needs a source). ``reference=True`` adds the output's likelihood given
     the item's reference (one more continuation pass; the reference's n-gram overlap is always computed
     when the item has one, since it costs no model call); ``unconditional=False`` skips the pass without
-    the source (half the model time; the shipped fit does not read it); ``questions`` picks which criteria's yes/no questions are asked (none by
-    default: on the embedded model they carried little signal and their label probabilities move with
-    the KV cache's history, see benchmarks/README.md)."""
+    the source (half the model time; the shipped fit reads it for consistency only); ``questions`` picks
+    which criteria's yes/no questions are asked (none by default: on the embedded model they carried little
+    signal, see benchmarks/README.md)."""
     if item.source is None or not item.source.strip():
         raise InputError(f"item {item.id or ''}: the fused judge scores an output against its source; pass source=...".replace("  ", " "))
     if not provider.capabilities.loglikelihood or not provider.capabilities.exact_labels:
