@@ -347,8 +347,8 @@ class PrefixCache:
         """Decode ``entries`` (see ``compat.fill_batch``) padded to whole row groups; the real rows of logits.
 
         Why: llama.cpp's CPU matrix kernels for this model's weights take the batch's rows four at a time
-        and the remainder one at a time, and the two paths round differently (a row's logits moved by up to
-        1.4, and a 1-5 expectation by 0.06, measured). So what a position holds depended on where its decode
+        and the remainder one at a time, and the two paths round differently (one prompt decoded in differently
+        split batches: a row's logits moved by up to 1.5, its 1-5 expectation by up to 0.03, measured). So what a position holds depended on where its decode
         ended, i.e. on what the cache held before: the same prompt scored differently with another history.
         Padding every decode to a multiple of four tokens, and its rows of logits to a multiple of four, puts
         every row on the four-row path whatever the batch. The padding is sequence 0's tokens placed after
@@ -374,7 +374,8 @@ class PrefixCache:
         and each tail as sequence i+1 after it, with logits for each tail's last ``rows`` tokens. The
         tails' sequences share the prefix's cells (a unified KV cache only tags them) and are removed
         afterwards, leaving sequence 0 holding exactly ``prefix``. Padded like every decode
-        (:meth:`_decode_padded`), so each tail's rows equal what decoding it alone gives."""
+        (:meth:`_decode_padded`), but a tail's cells sit after the other tails', so its rows differ slightly
+        from decoding it alone (attention sums over cells in SIMD lanes): why grouping is opt-in."""
         llm = self.llm
         start, sequences = llm.n_tokens, tuple(range(1, len(tails) + 1))
         compat.remove_cells(llm, -1, start)
