@@ -316,6 +316,7 @@ CATALOGUE = [
     # -- input files and items ------------------------------------------------------------------------
     Case("empty input file", lambda f: ["score", f.text("in.jsonl", ""), *REFUSED], 3, ("is empty",)),
     Case("missing input file", lambda f: ["score", f.root / "none.jsonl", *REFUSED], 3, ("none.jsonl does not exist",)),
+    Case("input file a folder", lambda f: ["score", f.root, *REFUSED], 3, ("is a folder", "give the path of a JSONL file")),
     Case("non-UTF-8 input", lambda f: ["score", f.bytes("in.jsonl", b'{"output": "fine"}\n{"output": "caf\xe9"}\n'), *REFUSED], 3,
          ("in.jsonl:2", "not UTF-8", "save it as UTF-8")),  # fmt: skip
     Case("JSON line that is not an object", lambda f: ["score", f.jsonl("[1, 2]"), *REFUSED], 3, ("hostile.jsonl:2", "each line must be a JSON object")),

@@ -104,6 +104,8 @@ def read_objects(path: str | Path, what: str) -> list[tuple[int, dict[str, Any]]
     crash may have cut are read by :func:`read_rows`.
     """
     path = Path(path)
+    if path.is_dir():
+        raise InputError(f"{what} file {path} is a folder: give the path of a JSONL file, one JSON object per line")
     if not path.is_file():
         raise InputError(f"{what} file {path} does not exist")
     rows = []
