@@ -1,14 +1,13 @@
 """Fit the fused local judge on annotated news-summary signals and measure it (nested CV by document).
 
     python benchmarks/fused_signals.py --dataset summeval --no-reference --no-questions   # ~50 min on 2 cores
-    python benchmarks/fused_signals.py --dataset newsroom --no-reference --no-questions --no-unconditional
-    python benchmarks/fused_fit.py --also newsroom [--write] [--bootstrap 1000]           # the shipped fit
-    python benchmarks/fused_fit.py --drop uncond_mean,pmi_mean,pmi_low [--fit-out FIT.json]   # SummEval alone
-    python benchmarks/fused_fit.py --transfer benchmarks/out/signals/newsroom.jsonl --model FIT.json \
+    python benchmarks/fused_signals.py --dataset newsroom --no-reference --no-questions
+    python benchmarks/fused_fit.py [--write] [--bootstrap 1000]                           # the shipped fit
+    python benchmarks/fused_fit.py --transfer benchmarks/out/signals/newsroom.jsonl \
         --map informativeness=relevance                                                   # unseen data
 
-NewsRoom has no unconditional pass and no consistency labels, so only the consistency model (SummEval alone)
-can read the unconditional features; a fit to transfer to NewsRoom drops them.
+The shipped fit is made on SummEval alone, so NewsRoom measures it on data it never saw. ``--also``
+remains for experiments (a fit on both data sets).
 
 Prints, per criterion: the fused model's outer-fold agreement on each dataset (per-document Spearman,
 pooled Spearman, system-level Kendall, bootstrap CIs over documents), what the inner folds chose, and each
@@ -33,7 +32,7 @@ from scipy.stats import spearmanr
 from judgesdk.fused import model as fused_model
 from judgesdk.fused.fit import CriterionFit, fit_criterion, group_codes, mean_group_spearman, system_kendall
 from judgesdk.fused.model import ModelIdentity
-from judgesdk.fused.signals import Evidence, features as evidence_features
+from judgesdk.fused.signals import UNCONDITIONAL_FEATURES, Evidence, features as evidence_features
 from judgesdk.fused.text import text_features
 from judgesdk.meta.datasets import load_dataset
 from judgesdk.meta.natural import natural
@@ -81,6 +80,8 @@ def main() -> int:
     parser.add_argument("--fit-out", type=Path, help="save the fit to this file instead")
     parser.add_argument("--bootstrap", type=int, default=0)
     parser.add_argument("--drop", default="", help="comma list of features to leave out (e.g. the unconditional pass's)")
+    parser.add_argument("--without-source-for", default="consistency",
+                        help="comma list of criteria that may read the pass without the source (it doubles a criterion's model time)")
     parser.add_argument("--variant", choices=["source", "source+reference"], default="source", help="which variant's table to print")
     parser.add_argument("--transfer", type=Path, help="signals of another dataset to apply a fit to")
     parser.add_argument("--model", type=Path, default=SHIPPED, help="the fit --transfer applies")
@@ -101,6 +102,7 @@ def main() -> int:
             row["features"].pop(name, None)
     print(", ".join(f"{d}: {sum(r['dataset'] == d for r in rows)} outputs, {len({r['doc_id'] for r in rows if r['dataset'] == d})} documents" for d in datasets))
     criteria = [c for c in CRITERIA if any(c in r["scores"] for r in rows)]
+    without_source = set(filter(None, args.without_source_for.split(",")))
     labels = {c: [r["scores"].get(c) for r in rows] for c in criteria}
     # the auxiliary target (mean of every criterion) where all of a criterion's rows have every label, as
     # judgesdk.fused.train.fit_file does for the shipped fit
@@ -110,6 +112,8 @@ def main() -> int:
         keep = [i for i, v in enumerate(labels[name]) if v is not None]
         sub = [rows[i] for i in keep]
         features = [r["features"] for r in sub]
+        if name not in without_source:  # as fit_file(without_source_for=...) does for the file
+            features = [{k: v for k, v in f.items() if k not in UNCONDITIONAL_FEATURES} for f in features]
         docs = [r["doc_id"] for r in sub]
         y = np.array([labels[name][i] for i in keep], dtype=float)
         aux = None if any(mean_label[i] is None for i in keep) else np.array([mean_label[i] for i in keep])
@@ -148,7 +152,7 @@ def main() -> int:
             "text": "judgesdk.meta.natural",
         }  # fmt: skip
         fitted_file = fit_file([r["features"] for r in rows], labels, [r["doc_id"] for r in rows], model=identity,
-                               scales={c: (1.0, 5.0) for c in criteria}, data=data)  # fmt: skip
+                               scales={c: (1.0, 5.0) for c in criteria}, data=data, without_source_for=without_source)  # fmt: skip
         print(f"saved {fused_model.save(fitted_file, target)}")
     return 0
 
@@ -168,8 +172,10 @@ def transfer(path: Path, model_path: Path, mapping: dict[str, str]) -> int:
         pred = np.array([model.predict(r["features"])[0] for r in rows])
         singles = signal_table([r["features"] for r in rows], y, docs)
         best = max(singles.items(), key=lambda kv: kv[1])
-        print(f"{dim} (fit: {target}): fused {mean_group_spearman(pred, y, codes):.3f}; best single signal {best[0]} {best[1]:+.3f}; "
-              f"cond_mean {singles.get('cond_mean', float('nan')):+.3f}")
+        low, high = bootstrap(pred, y, docs, 1000)
+        print(f"{dim} (fit: {target}): fused {mean_group_spearman(pred, y, codes):.3f} [{low:.3f}, {high:.3f}] "
+              f"(pooled {spearmanr(pred, y).statistic:.3f}, system Kendall {system_kendall(pred, y, [r['system_id'] for r in rows]):.3f}); "
+              f"best single signal {best[0]} {best[1]:+.3f}; cond_mean {singles.get('cond_mean', float('nan')):+.3f}")
     return 0
 
 

@@ -238,7 +238,8 @@ def test_a_fused_score_outside_the_fitted_range_is_flagged_for_review(tmp_path):
     from judgesdk.meta.reliability import ItemSignals, review_flags
 
     options = ScorerOptions(extra={"fused_model": str(_fit_file(tmp_path))})
-    result = asyncio.run(fused.score(_provider(), JudgeItem(output="faithful " * 300, source="the article"), COHERENCE, options))
+    # every token at -3 nats: below the 0.5 % quantile of the synthetic fit's cond_mean (about -2.7)
+    result = asyncio.run(fused.score(_provider(), JudgeItem(output="unrelated words " * 20, source="the article"), COHERENCE, options))
     assert result.details["outside_fitted_range"], result.details
     flag = review_flags([ItemSignals.from_result("x", result)])[0]
     assert flag.needs_review is result.details["outside_fit"]
@@ -315,3 +316,43 @@ def test_calibrate_cli_needs_judge_results_or_fused(tmp_path, capsys):
 
     code = cli.main(["calibrate", "--human", str(_labelled(tmp_path)), "--dimension", "faithfulness", "-o", str(tmp_path / "c.json")])
     assert code == 3 and "--fused" in capsys.readouterr().err
+
+
+def test_known_criteria_keep_the_prior_signs_and_drop_signals_without_one():
+    """A signal planted with the wrong sign for coherence (more repeated trigrams = better) gets no weight
+    against its prior; the same labels under a criterion we know nothing about are fitted free."""
+    from judgesdk.fused.fit import PRIOR_SIGNS
+
+    rows, y, docs = _synthetic()
+    for row, label in zip(rows, y):
+        row["repeat_3"] = label + np.random.default_rng(int(label * 1000)).normal() * 0.1
+    signed = fit_criterion(rows, y, docs, criterion="coherence", variant="source", low=1, high=5).model
+    weights = dict(zip(signed.features, signed.coef))
+    assert weights.get("repeat_3", 0.0) == 0.0 and weights["cond_mean"] > 0
+    assert "log_tokens" not in signed.features and "uncond_mean" not in signed.features
+    assert all(w * PRIOR_SIGNS[f] >= 0 for f, w in weights.items()) and signed.choice["signs"] == "prior"
+    free = fit_criterion(rows, y, docs, criterion="anything", variant="source", low=1, high=5, signs=None).model
+    assert dict(zip(free.features, free.coef))["repeat_3"] > 0 and free.choice["signs"] == "free"
+    identity = ModelIdentity(name="m", sha256="abc")
+    fitted = fit_file(rows, {"faithfulness": y, "humour": y}, docs, model=identity, scales={"faithfulness": (1, 5), "humour": (1, 5)}, data={})
+    assert fitted.criteria["faithfulness"][0].choice["signs"] == "prior" and fitted.criteria["humour"][0].choice["signs"] == "free"
+
+
+def test_a_signed_model_extrapolates_monotonically_and_a_free_one_clips():
+    """Beyond the fitted range a signed model keeps ranking (clipping tied every such output) and continues
+    the calibration with the tail slope; a free model clips its signals to the range."""
+    rows, y, docs = _synthetic()
+    # a wide scale, so that what is tested is the extrapolation, not the clip to the scale
+    signed = fit_criterion(rows, y, docs, criterion="coherence", variant="source", low=-10, high=10).model
+    free = fit_criterion(rows, y, docs, criterion="anything", variant="source", low=-10, high=10, signs=None).model
+    assert signed.extrapolate and not free.extrapolate and signed.tail_slope and signed.tail_slope > 0
+    base = {name: 0.0 for name in signed.features}
+    lowest = signed.fitted_range[signed.features.index("cond_mean")][0]
+    worse, worst = ({**base, "cond_mean": lowest - 0.05}, {**base, "cond_mean": lowest - 0.1})
+    assert signed.predict(worse)[0] > signed.predict(worst)[0] > -10
+    first = signed.calibration_x[0]
+    step = signed.calibrate(first - 0.1) - signed.calibrate(first - 0.2)
+    assert step == pytest.approx(signed.tail_slope * 0.1)
+    free_base = {name: 0.0 for name in free.features}
+    low_free = free.fitted_range[free.features.index("cond_mean")][0]
+    assert free.predict({**free_base, "cond_mean": low_free - 0.5})[0] == free.predict({**free_base, "cond_mean": low_free - 1.0})[0]

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from judgesdk.fused import model as fused_model
+from judgesdk.fused.fit import PRIOR_SIGNS
 from judgesdk.judge import Judge
 from judgesdk.providers.llamacpp import EMBEDDED_MODEL
 
@@ -22,11 +23,14 @@ def test_the_shipped_fit_is_bundled_with_its_provenance():
     assert set(fitted.criteria) == {"coherence", "consistency", "fluency", "relevance"}
     assert fitted.aliases["faithfulness"] == "consistency"
     assert fitted.folds["level"] == "document" and fitted.folds["nested"] is True
-    assert fitted.data["dataset"] == "summeval+newsroom" and fitted.data["items"] == 1600 + 420
-    assert set(fitted.data["file_sha256"]) == {"summeval", "newsroom"}  # type: ignore[arg-type]
+    # fitted on SummEval alone: NewsRoom stays unseen data to measure it on (benchmarks/README.md)
+    assert fitted.data["dataset"] == "summeval" and fitted.data["items"] == 1600
+    assert set(fitted.data["file_sha256"]) == {"summeval"}  # type: ignore[arg-type]
     for variants in fitted.criteria.values():
         for model in variants:
             assert model.cv["per_doc_spearman"] > 0.2  # measured, not asserted into being: see benchmarks/README.md
+            assert model.choice["signs"] == "prior" and model.extrapolate and model.tail_slope
+            assert all(w * PRIOR_SIGNS[f] >= 0 for f, w in zip(model.features, model.coef))
 
 
 def _items() -> list[dict]:

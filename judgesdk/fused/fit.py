@@ -2,8 +2,13 @@
 
 Per criterion and variant, the candidates are a few feature groups x ridge strengths x two fitting modes
 ("pooled": ordinary ridge; "within": slopes from within-document deviations, the variation that a
-per-document correlation rewards, plus the pooled mean as intercept). The inner folds choose one
-candidate by mean per-document Spearman (pooled Spearman when the data has no documents); the outer
+per-document correlation rewards, plus the pooled mean as intercept). For the criteria we know
+(:data:`SIGNED_CRITERIA`) every weight keeps the sign of :data:`PRIOR_SIGNS`, fixed before fitting from
+what each signal means, and signals without a sign that holds across data sets are left out: a free
+ridge fitted on SummEval alone learned SummEval's systems (fewer sentences, fewer repeated words, less
+copying) and fell to -0.04 on NewsRoom's coherence, where the signed fit keeps 0.66 (`benchmarks/README.md`).
+A criterion we know nothing about (a user's refit) gets the free ridge: its own data decide the signs.
+The inner folds choose one candidate by mean per-document Spearman (pooled Spearman when the data has no documents); the outer
 folds measure the whole procedure, calibration included, on documents it never saw. No document is ever
 in both a training and a test fold. The shipped model is the same procedure run on all the data, with its
 monotone calibration fitted on out-of-fold linear scores and its interval on out-of-fold residuals.
@@ -11,10 +16,11 @@ monotone calibration fitted on out-of-fold linear scores and its interval on out
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.optimize import lsq_linear
 from scipy.stats import kendalltau, rankdata, spearmanr
 
 from judgesdk.calibration import pava
@@ -34,6 +40,24 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "likelihood+questions": LIKELIHOOD + QUESTIONS,
     "all": LIKELIHOOD + QUESTIONS + TEXT,
 }
+# The direction each signal may move a score in, whatever the data: +1 more is better, -1 more is worse.
+PRIOR_SIGNS: dict[str, int] = {
+    # the model finds the output probable given its source; its least probable tokens are where it stumbles
+    "cond_mean": 1, "cond_low": 1, "cond_low10": 1, "cond_min": 1, "cond_std": -1,
+    "pmi_mean": 1, "pmi_low": 1,  # more probable with the source than without: supported by it
+    "yes_coherence": 1, "yes_consistency": 1, "yes_fluency": 1, "yes_relevance": 1,
+    "src_prec_1": 1,  # its words occur in the source
+    "src_prec_4": -1,  # long verbatim copies: the likelihood they earn is the source's, not the writing's
+    "key_recall": 1, "key_early": 1, "name_recall": 1, "lead_recall_2": 1,  # covers what the source is about
+    "repeat_3": -1, "adjacent_repeat": -1, "unfinished": -1,  # degenerate text
+    "words_per_sentence": 1,  # fragments and one-clause sentences read badly
+    "ref_f1_1": 1, "ref_f1_2": 1, "ref_mean": 1, "ref_pmi": 1,  # close to the reference
+}  # fmt: skip
+# Left out where signs are fixed, because their direction flips between data sets (per-document Spearman with
+# coherence, SummEval / NewsRoom): length (log_words 0.00 / 0.56, log_tokens, len_ratio), sentence count
+# (log_sentences -0.24 / 0.38), word repeats (repeat_1 -0.27 / 0.32), src_prec_2, and uncond_mean (probable
+# without the source: fluent, or generic).
+SIGNED_CRITERIA = frozenset({"coherence", "consistency", "fluency", "relevance"})
 ALPHAS = (1.0, 10.0, 100.0, 1000.0)
 MODES = ("pooled", "within")
 INTERVAL_LEVEL = 0.8
@@ -46,6 +70,7 @@ class Spec:
     alpha: float
     mode: str
     mix: float = 0.0  # share of the auxiliary target (e.g. the mean of all criteria) in what the ridge is fitted to
+    signs: tuple[int, ...] | None = None  # per feature, the sign its weight must keep (None: free)
 
 
 @dataclass
@@ -68,17 +93,20 @@ class CriterionFit:
     predictions: np.ndarray
 
 
-def candidates(variant: Variant, available: set[str], mixes: Sequence[float] = (0.0,)) -> list[Spec]:
+def candidates(variant: Variant, available: set[str], mixes: Sequence[float] = (0.0,), signs: Mapping[str, int] | None = None) -> list[Spec]:
     specs = []
+    seen: set[tuple[str, ...]] = set()
     for group, names in GROUPS.items():
         features = names + (REFERENCE if variant == "source+reference" else ())
-        features = tuple(f for f in features if f in available)
-        if not features:
+        features = tuple(f for f in features if f in available and (signs is None or f in signs))
+        if not features or features in seen:  # a group with nothing new here (e.g. no questions computed)
             continue
+        seen.add(features)
+        fixed = None if signs is None else tuple(signs[f] for f in features)
         for alpha in ALPHAS:
             for mode in MODES:
                 for mix in mixes:
-                    specs.append(Spec(group, features, alpha, mode, mix))
+                    specs.append(Spec(group, features, alpha, mode, mix, fixed))
     return specs
 
 
@@ -109,7 +137,13 @@ def fit_linear(X: np.ndarray, y: np.ndarray, codes: np.ndarray, spec: Spec) -> L
     target = y - y.mean()
     if spec.mode == "within":
         Z, target = demean(Z, codes), demean(y, codes)
-    coef = np.linalg.solve(Z.T @ Z + spec.alpha * np.eye(Z.shape[1]), Z.T @ target)
+    if spec.signs is None:
+        coef = np.linalg.solve(Z.T @ Z + spec.alpha * np.eye(Z.shape[1]), Z.T @ target)
+    else:  # the same ridge, each weight bounded to its sign (bounded least squares on the augmented system)
+        sign = np.asarray(spec.signs, dtype=float)
+        k = Z.shape[1]
+        A = np.vstack([Z * sign, np.sqrt(spec.alpha) * np.eye(k)])
+        coef = lsq_linear(A, np.concatenate([target, np.zeros(k)]), bounds=(0.0, np.inf), method="bvls").x * sign
     return Linear(spec.features, center, spread, coef, float(y.mean()))
 
 
@@ -211,15 +245,18 @@ def fit_criterion(
     inner_k: int = 4,
     seed: int = 0,
     auxiliary: Sequence[float] | None = None,
+    signs: Mapping[str, int] | None = PRIOR_SIGNS,
 ) -> CriterionFit:
     """The nested-CV procedure of the module docstring for one criterion; ``cv`` holds its outer-fold
     agreement and the best single signal's for comparison. With ``auxiliary`` (one value per row, e.g.
-    the mean of every criterion's labels), the inner folds may also choose to fit to a mix of it."""
+    the mean of every criterion's labels), the inner folds may also choose to fit to a mix of it.
+    ``signs`` (default :data:`PRIOR_SIGNS`) fixes each weight's sign and keeps only signals that have one;
+    None fits a free ridge over every signal."""
     target = np.asarray(y, dtype=float)
     aux = None if auxiliary is None else np.asarray(auxiliary, dtype=float)
     codes = group_codes(groups)
     available = set.intersection(*(set(r) for r in rows))
-    specs = candidates(variant, available, (0.0,) if aux is None else (0.0, 0.5))
+    specs = candidates(variant, available, (0.0,) if aux is None else (0.0, 0.5), signs)
     if not specs:
         raise InputError(f"no signals available to fit {criterion} ({variant})")
     names = sorted({f for s in specs for f in s.features})
@@ -236,14 +273,15 @@ def fit_criterion(
         xs, ys = monotone_map(inner, target[train])
         model = fit_linear(X_train, fitting_target(target[train], aux_train, spec), codes[train], spec)
         linear_test = model(np.stack([columns[f][test] for f in spec.features], axis=1))
-        outer_pred[test] = [_calibrated(v, xs, ys, low, high) for v in linear_test]
+        outer_pred[test] = [_calibrated(v, xs, ys, low, high, tail_slope(inner, target[train])) for v in linear_test]
 
     spec, inner_score = choose(columns, target, codes, specs, inner_k, seed, aux)
     X = np.stack([columns[f] for f in spec.features], axis=1)
     oof = out_of_fold(X, target, codes, spec, inner_k, seed, aux)
     xs, ys = monotone_map(oof, target)
     model = fit_linear(X, fitting_target(target, aux, spec), codes, spec)
-    calibrated = np.array([_calibrated(v, xs, ys, low, high) for v in oof])
+    slope = tail_slope(oof, target)
+    calibrated = np.array([_calibrated(v, xs, ys, low, high, slope) for v in oof])
     residual = calibrated - target
     tail = (1 - INTERVAL_LEVEL) / 2
     cv = agreement(outer_pred, target, codes)
@@ -265,17 +303,27 @@ def fit_criterion(
         interval=(float(np.quantile(residual, tail)), float(np.quantile(residual, 1 - tail))),
         interval_level=INTERVAL_LEVEL,
         fitted_range=[(float(np.quantile(X[:, j], 0.005)), float(np.quantile(X[:, j], 0.995))) for j in range(X.shape[1])],
+        extrapolate=spec.signs is not None,
+        tail_slope=slope,
         min_words=int(round(np.expm1(min(r["log_words"] for r in rows)))) if all("log_words" in r for r in rows) else None,
-        choice={"group": spec.group, "alpha": spec.alpha, "mode": spec.mode, "auxiliary_mix": spec.mix, "inner_cv_per_doc_spearman": round(inner_score, 4), "best_single_signal": best_name},
+        choice={"group": spec.group, "alpha": spec.alpha, "mode": spec.mode, "auxiliary_mix": spec.mix, "signs": "free" if spec.signs is None else "prior", "inner_cv_per_doc_spearman": round(inner_score, 4), "best_single_signal": best_name},
         cv={k: (None if v is None else round(float(v), 4)) for k, v in cv.items()},
     )
     return CriterionFit(model_out, outer_pred)
 
 
-def _calibrated(value: float, xs: list[float], ys: list[float], low: float, high: float) -> float:
+def tail_slope(linear: np.ndarray, y: np.ndarray) -> float | None:
+    """Least-squares slope of the labels on the linear score (None where it is not positive: the end
+    segments' slopes then continue the map)."""
+    spread = float(np.var(linear))
+    slope = float(np.cov(linear, y, bias=True)[0, 1] / spread) if spread > 0 else 0.0
+    return slope if slope > 0 else None
+
+
+def _calibrated(value: float, xs: list[float], ys: list[float], low: float, high: float, tail: float | None = None) -> float:
     probe = CriterionModel(
         criterion="", features=[], center=[], spread=[], coef=[], intercept=0.0,
-        calibration_x=xs, calibration_y=ys, low=low, high=high, interval=(0.0, 0.0),
+        calibration_x=xs, calibration_y=ys, low=low, high=high, interval=(0.0, 0.0), tail_slope=tail,
     )  # fmt: skip
     return probe.calibrate(float(value))
 

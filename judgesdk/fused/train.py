@@ -9,15 +9,15 @@ signal's agreement on the same data, so a report can show what fusing bought.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from importlib.metadata import PackageNotFoundError, version
 
 import numpy as np
 
 from judgesdk.errors import InputError
-from judgesdk.fused.fit import fit_criterion, group_codes, mean_group_spearman
+from judgesdk.fused.fit import PRIOR_SIGNS, SIGNED_CRITERIA, fit_criterion, group_codes, mean_group_spearman
 from judgesdk.fused.model import CriterionModel, FusedModelFile, ModelIdentity, Variant
-from judgesdk.fused.signals import SIGNAL_SET, template_hashes
+from judgesdk.fused.signals import SIGNAL_SET, UNCONDITIONAL_FEATURES, template_hashes
 
 MIN_ITEMS = 10
 ALIASES = {"faithfulness": "consistency", "factuality": "consistency", "factual consistency": "consistency"}
@@ -52,10 +52,15 @@ def fit_file(
     seed: int = 0,
     min_items: int = MIN_ITEMS,
     reference_variant: bool = False,
+    without_source_for: Collection[str] | None = None,
 ) -> FusedModelFile:
     """One fit file for every criterion in ``labels`` (a None label leaves that item out of that criterion).
     ``reference_variant`` adds a second model per criterion that also reads the reference's n-gram overlap,
-    used for items that have a reference (on SummEval it did not beat the source-only model)."""
+    used for items that have a reference (on SummEval it did not beat the source-only model). A criterion
+    of :data:`~judgesdk.fused.fit.SIGNED_CRITERIA` (or an alias of one) keeps the prior signs; any other is
+    fitted free. ``without_source_for`` names the criteria that may read the pass without the source
+    (:data:`~judgesdk.fused.signals.UNCONDITIONAL_FEATURES`; None: all): it doubles the model time of a
+    criterion judged alone, so a criterion it barely helps should not make every user pay for it."""
     criteria: dict[str, list[CriterionModel]] = {}
     with_reference = reference_variant and all("ref_f1_1" in f for f in features)
     complete = [i for i in range(len(features)) if all(values[i] is not None for values in labels.values())]
@@ -64,7 +69,8 @@ def fit_file(
         keep = [i for i, v in enumerate(values) if v is not None]
         y = [float(values[i]) for i in keep]  # type: ignore[arg-type]
         check_labels(y, name, min_items)
-        rows = [dict(features[i]) for i in keep]
+        dropped = set(UNCONDITIONAL_FEATURES) if without_source_for is not None and name not in without_source_for else set()
+        rows = [{k: v for k, v in features[i].items() if k not in dropped} for i in keep]
         docs = [groups[i] for i in keep]
         k_outer, k_inner = _folds_for(docs, outer_k, inner_k)
         low, high = scales[name]
@@ -72,7 +78,8 @@ def fit_file(
         aux = [mean_label[i] for i in keep] if mean_label and all(i in mean_label for i in keep) else None
         criteria[name] = [
             fit_criterion(
-                rows, y, docs, criterion=name, variant=v, low=low, high=high, outer_k=k_outer, inner_k=k_inner, seed=seed, auxiliary=aux
+                rows, y, docs, criterion=name, variant=v, low=low, high=high, outer_k=k_outer, inner_k=k_inner, seed=seed, auxiliary=aux,
+                signs=PRIOR_SIGNS if ALIASES.get(name, name) in SIGNED_CRITERIA else None,
             ).model
             for v in variants
         ]

@@ -92,8 +92,8 @@ async def score_with(
         cached=evidence.cached,
         notes=[f"{int(model.interval_level * 100)}% predictive interval {low:.2f}-{high:.2f}"]
         + (
-            [f"signals outside the range the fit has seen ({', '.join(outside)}) would move the score by "
-             f"{shift:+.2f}: needs review"]
+            [f"signals outside the range the fit has seen ({', '.join(outside)}) "
+             f"{'move the score by' if model.extrapolate else 'would move the score by'} {shift:+.2f}: needs review"]
             if review
             else []
         )
