@@ -273,7 +273,8 @@ def fit_criterion(
         xs, ys = monotone_map(inner, target[train])
         model = fit_linear(X_train, fitting_target(target[train], aux_train, spec), codes[train], spec)
         linear_test = model(np.stack([columns[f][test] for f in spec.features], axis=1))
-        outer_pred[test] = [_calibrated(v, xs, ys, low, high, tail_slope(inner, target[train])) for v in linear_test]
+        slope = tail_slope(inner, target[train])
+        outer_pred[test] = [_calibrated(v, xs, ys, low, high, slope) for v in linear_test]
 
     spec, inner_score = choose(columns, target, codes, specs, inner_k, seed, aux)
     X = np.stack([columns[f] for f in spec.features], axis=1)
