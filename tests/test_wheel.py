@@ -34,7 +34,7 @@ assert "site-packages" in judgesdk.__file__, judgesdk.__file__
 assert "direct.likert" in bundled_template_ids() and len(bundled_template_ids()) > 20
 assert "signals.conditional" in bundled_template_ids()
 from judgesdk.fused.model import bundled
-assert [f.data["dataset"] for f in bundled()] == ["summeval+newsroom"], bundled()
+assert [f.data["dataset"] for f in bundled()] == ["summeval"], bundled()
 crit = criteria_for("summeval")[0]
 with Judge(s.ScriptedProvider(lambda r: s.ScriptedReply(label_probs={"2": 0.5, "4": 0.5}))) as judge:
     result = judge.score("A summary.", source="An article.", criterion=crit)
