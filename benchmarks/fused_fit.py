@@ -32,11 +32,11 @@ from scipy.stats import spearmanr
 from judgesdk.fused import model as fused_model
 from judgesdk.fused.fit import CriterionFit, fit_criterion, group_codes, mean_group_spearman, system_kendall
 from judgesdk.fused.model import ModelIdentity
-from judgesdk.fused.signals import UNCONDITIONAL_FEATURES, Evidence, features as evidence_features
+from judgesdk.fused.signals import Evidence, features as evidence_features
 from judgesdk.fused.text import text_features
 from judgesdk.meta.datasets import load_dataset
 from judgesdk.meta.natural import natural
-from judgesdk.fused.train import fit_file, signal_table
+from judgesdk.fused.train import fit_file, readable, signal_table, signs_for
 from judgesdk.meta.datasets import shared_data_dir
 from judgesdk.providers.llamacpp import EMBEDDED_MODEL, embedded_sha256
 
@@ -111,13 +111,11 @@ def main() -> int:
     for name in criteria:
         keep = [i for i, v in enumerate(labels[name]) if v is not None]
         sub = [rows[i] for i in keep]
-        features = [r["features"] for r in sub]
-        if name not in without_source:  # as fit_file(without_source_for=...) does for the file
-            features = [{k: v for k, v in f.items() if k not in UNCONDITIONAL_FEATURES} for f in features]
+        features = readable([r["features"] for r in sub], name, without_source)  # what fit_file reads
         docs = [r["doc_id"] for r in sub]
         y = np.array([labels[name][i] for i in keep], dtype=float)
         aux = None if any(mean_label[i] is None for i in keep) else np.array([mean_label[i] for i in keep])
-        fitted: CriterionFit = fit_criterion(features, y, docs, criterion=name, variant=args.variant, low=1.0, high=5.0, auxiliary=aux)
+        fitted: CriterionFit = fit_criterion(features, y, docs, criterion=name, variant=args.variant, low=1.0, high=5.0, auxiliary=aux, signs=signs_for(name))
         print(f"\n### {name}\n\nchosen by the inner folds on all data: {fitted.model.choice}\n")
         print("| data | predictor | per-document Spearman [95% CI] | pooled Spearman | system Kendall |\n| --- | --- | --- | --- | --- |")
         for dataset in datasets:

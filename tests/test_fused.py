@@ -356,3 +356,14 @@ def test_a_signed_model_extrapolates_monotonically_and_a_free_one_clips():
     free_base = {name: 0.0 for name in free.features}
     low_free = free.fitted_range[free.features.index("cond_mean")][0]
     assert free.predict({**free_base, "cond_mean": low_free - 0.5})[0] == free.predict({**free_base, "cond_mean": low_free - 1.0})[0]
+
+
+def test_only_the_named_criteria_read_the_pass_without_the_source():
+    from judgesdk.fused.signals import UNCONDITIONAL_FEATURES
+
+    rows, y, docs = _synthetic(n_docs=12)
+    identity = ModelIdentity(name="m", sha256="abc")
+    fitted = fit_file(rows, {"coherence": y, "consistency": y}, docs, model=identity, scales={"coherence": (1, 5), "consistency": (1, 5)},
+                      data={}, without_source_for={"consistency"})  # fmt: skip
+    assert not set(fitted.criteria["coherence"][0].features) & set(UNCONDITIONAL_FEATURES)
+    assert "pmi_mean" in fitted.criteria["consistency"][0].features  # offered there (its weight is the fit's business)

@@ -69,8 +69,7 @@ def fit_file(
         keep = [i for i, v in enumerate(values) if v is not None]
         y = [float(values[i]) for i in keep]  # type: ignore[arg-type]
         check_labels(y, name, min_items)
-        dropped = set(UNCONDITIONAL_FEATURES) if without_source_for is not None and name not in without_source_for else set()
-        rows = [{k: v for k, v in features[i].items() if k not in dropped} for i in keep]
+        rows = readable([features[i] for i in keep], name, without_source_for)
         docs = [groups[i] for i in keep]
         k_outer, k_inner = _folds_for(docs, outer_k, inner_k)
         low, high = scales[name]
@@ -79,7 +78,7 @@ def fit_file(
         criteria[name] = [
             fit_criterion(
                 rows, y, docs, criterion=name, variant=v, low=low, high=high, outer_k=k_outer, inner_k=k_inner, seed=seed, auxiliary=aux,
-                signs=PRIOR_SIGNS if ALIASES.get(name, name) in SIGNED_CRITERIA else None,
+                signs=signs_for(name),
             ).model
             for v in variants
         ]
@@ -93,6 +92,18 @@ def fit_file(
         criteria=criteria,
         aliases={alias: target for alias, target in ALIASES.items() if target in criteria},
     )
+
+
+def signs_for(criterion: str) -> Mapping[str, int] | None:
+    """The prior signs for a criterion we know (or an alias of one); None (a free fit) for any other."""
+    return PRIOR_SIGNS if ALIASES.get(criterion, criterion) in SIGNED_CRITERIA else None
+
+
+def readable(features: Sequence[Mapping[str, float]], criterion: str, without_source_for: Collection[str] | None) -> list[dict[str, float]]:
+    """Each row's signals a criterion's model may read: without the pass without the source unless the
+    criterion is in ``without_source_for`` (None: every criterion may read it)."""
+    dropped = set(UNCONDITIONAL_FEATURES) if without_source_for is not None and criterion not in without_source_for else set()
+    return [{k: v for k, v in row.items() if k not in dropped} for row in features]
 
 
 def _folds_for(groups: Sequence[str], outer_k: int, inner_k: int) -> tuple[int, int]:
