@@ -1,5 +1,5 @@
 """``judgesdk`` command line: ``score``, ``compare``, ``rank``, ``bench``, ``meta-eval``, ``gate``,
-``calibrate``, ``cache``.
+``calibrate``, ``cache``, ``diff``.
 
 Exit codes: 0 every item has a score (some may carry a warning status such as ``low_coverage``);
 2 some items could not be judged (results written, statuses say which);
@@ -10,7 +10,7 @@ This module is the entry point (:func:`main`): it assembles the parser, turns in
 into exit code 3, sets up ``-v``, and holds the two small commands, ``bench`` and ``cache``. The others
 live with their kin and register themselves: ``score`` (:mod:`judgesdk.score_cli`), ``compare`` and
 ``rank`` (:mod:`judgesdk.compare_cli`), ``meta-eval`` (:mod:`judgesdk.meta.cli`), ``gate``,
-``label-slice`` and ``calibrate`` (:mod:`judgesdk.gate_cli`). Each command imports what it runs only when
+``label-slice`` and ``calibrate`` (:mod:`judgesdk.gate_cli`), ``diff`` (:mod:`judgesdk.diff_cli`). Each command imports what it runs only when
 it runs, so that ``judgesdk --help`` starts quickly.
 """
 
@@ -26,7 +26,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from judgesdk import compare_cli, score_cli
+from judgesdk import compare_cli, diff_cli, score_cli
 from judgesdk.errors import ConfigError, InputError, JudgeSDKError
 from judgesdk.score_cli import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 
@@ -129,6 +129,7 @@ def build_parser() -> argparse.ArgumentParser:
     from judgesdk.gate_cli import register as register_gate
 
     register_gate(commands)
+    diff_cli.register(commands)
     _accept_verbose(parser)
     return parser
 

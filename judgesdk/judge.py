@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 from judgesdk.config import JudgeConfig, build_provider, detect_chain, load_config, stack
 from judgesdk.errors import ConfigError, InputError, JudgeSDKError, ProviderError, UnavailableError
 from judgesdk.estimation import EstimationSettings
+from judgesdk.provenance import Provenance, Witness, collecting, options_hash, sdk_version, served_by
 from judgesdk.provider import Provider
 from judgesdk.scorers import pairwise, scorer_for
 from judgesdk.scorers.common import ScorerOptions
@@ -196,7 +197,7 @@ class Judge:
         """Close the providers this judge built from factories (config); instances passed in stay open,
         since their owner may share them between judges."""
         for index, provider in self._built.items():
-            if self._sources[index] is provider:
+            if self._sources[index] is provider.inner:  # type: ignore[attr-defined]
                 continue
             await provider.aclose()
         self._built.clear()
@@ -264,27 +265,50 @@ class Judge:
         :func:`judgesdk.provider.find_layer`."""
         if not 0 <= index < len(self._sources):
             raise InputError(f"provider index {index} is outside the chain of {len(self._sources)}")
-        return self._provider(index)
+        return self._provider(index).inner  # type: ignore[attr-defined] # under the judge's Witness
 
     @property
     def providers_in_use(self) -> list[Provider]:
         """The chain's providers built so far (those a call has needed), as whole stacks; nothing is built."""
-        return [self._built[i] for i in sorted(self._built)]
+        return [self._built[i].inner for i in sorted(self._built)]  # type: ignore[attr-defined]
 
     def _provider(self, index: int) -> Provider:
+        """The built stack under a :class:`~judgesdk.provenance.Witness`, which sees every answer it gives."""
         if index not in self._built:
             source = self._sources[index]
-            self._built[index] = _as_builder(source)()
+            self._built[index] = Witness(_as_builder(source)())
         return self._built[index]
 
     async def _judge(self, item: JudgeItem, criteria: tuple[Criterion, ...], method: str) -> JudgeResult:
-        """One item through the chain; when every provider fails, an ``error`` result that says why."""
+        """One item through the chain; when every provider fails, an ``error`` result that says why. A result
+        carries the :class:`Provenance` of the provider that produced it and of the responses it rests on
+        (each provider tried gets a fresh collector, so a failed attempt's answers are not credited)."""
         call = _scoring_call(item, criteria, method, self.options)
+
+        async def attributed(provider: Provider) -> JudgeResult:
+            with collecting() as calls:
+                result = await call(provider)
+            return result.model_copy(update={"provenance": self._provenance(provider, method, calls, result)})
+
         started = time.perf_counter()
         try:
-            return await self._chain(call)
+            return await self._chain(attributed)
         except _ChainFailed as exc:
             return _error_result(item, criteria, method, str(exc), latency_s=time.perf_counter() - started)
+
+    def _provenance(self, provider: Provider, method: str, calls: list[Any], result: JudgeResult) -> Provenance:
+        served, templates = served_by(calls)
+        fits = {r.details.get("calibration") for r in [result, *(result.parts or {}).values()]} - {None, ""}
+        return Provenance(
+            sdk=sdk_version(),
+            provider=provider.kind,
+            model=provider.model,
+            method=method,
+            options=options_hash(self.options.extra, self.options.settings.model_dump(mode="json")),
+            served=served,
+            templates=templates,
+            calibration=" | ".join(sorted(str(f) for f in fits)) or None,
+        )
 
     def check_providers(self) -> list[str]:
         """Build every provider of the chain now and return why each one that cannot be built is skipped;

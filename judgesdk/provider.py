@@ -15,9 +15,11 @@ use of a model without knowing which use it is, in the spirit of httpx transport
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
+from importlib.metadata import PackageNotFoundError, version
 from typing import Annotated, Literal, Protocol, TypeVar, runtime_checkable
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
@@ -143,6 +145,10 @@ class GenerateResponse(BaseModel):
     model: str = ""
     cached: bool = False
     notes: list[str] = Field(default_factory=list)  # e.g. "logprobs dropped by the backend"
+    # who answered, as the answer says (judgesdk.provenance): "model" (the id the API reports, which can name
+    # a snapshot the configured alias resolved to), "system_fingerprint", "model_sha256" (a local file),
+    # "runtime" (client library and version). Stored with the response, so a cached answer keeps it.
+    provenance: dict[str, str] = Field(default_factory=dict)
 
 
 @runtime_checkable
@@ -169,6 +175,16 @@ def identity_of(provider: Provider) -> str:
     """What names the answering model beyond kind, model and endpoint (e.g. a fingerprint of a GGUF file's
     content), or "" when the provider declares no ``identity``. Wrappers pass their inner provider's on."""
     return str(getattr(provider, "identity", "") or "")
+
+
+@functools.cache
+def runtime(package: str) -> str:
+    """``"<package> <version>"`` of an installed client library: what an adapter puts in its responses'
+    ``provenance["runtime"]``, since the same model answers differently under another client or engine."""
+    try:
+        return f"{package} {version(package)}"
+    except PackageNotFoundError:
+        return package
 
 
 def as_text(messages: tuple[Message, ...] | list[Message]) -> str:

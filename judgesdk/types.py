@@ -8,6 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from judgesdk.errors import InputError
+from judgesdk.provenance import Provenance
 from judgesdk.provider import Usage
 
 
@@ -174,6 +175,7 @@ class JudgeResult(BaseModel):
     details: dict[str, Any] = Field(default_factory=dict)  # method-specific evidence (per rung, per assistant...)
     parts: dict[str, "JudgeResult"] | None = None  # results a combined score was made of (e.g. per criterion)
     item_id: str | None = None
+    provenance: Provenance | None = None  # what produced it (judgesdk.provenance); None on results that no model produced
 
 
 def method_family(method: str) -> str:

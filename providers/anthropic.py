@@ -18,7 +18,7 @@ from judgesdk.providers._sdk import PLACEHOLDER_KEY, classify, is_default_host, 
 
 from judgesdk.cost import ANTHROPIC_CACHE_READ, ANTHROPIC_CACHE_WRITE
 from judgesdk.errors import AuthError, CapabilityError, PermanentError
-from judgesdk.provider import Capabilities, Choice, GenerateRequest, GenerateResponse, Message, Usage
+from judgesdk.provider import Capabilities, Choice, GenerateRequest, GenerateResponse, Message, Usage, runtime
 from judgesdk.registry import Pricing, ProviderOptions, ProviderSettings, ProviderSpec
 
 try:
@@ -129,12 +129,14 @@ class AnthropicProvider:
                 cache_write_input_tokens=written,
                 calls=1,
             )
+        served = sorted({raw.model for raw in raws if isinstance(getattr(raw, "model", None), str) and raw.model})
         return GenerateResponse(
             choices=choices,
             usage=usage,
             provider=self.kind,
             model=self.model,
             notes=["no logprobs from the Messages API"] if request.top_logprobs else [],
+            provenance={"runtime": runtime("anthropic"), **({"model": " | ".join(served)} if served else {})},
         )
 
     async def aclose(self) -> None:

@@ -19,7 +19,7 @@ from judgesdk.providers._prompt_cache import PromptCachePlanner, cache_marked
 from judgesdk.providers._sdk import PLACEHOLDER_KEY, chat_logprob_tokens, chat_usage, classify, field
 
 from judgesdk.errors import CapabilityError, PermanentError
-from judgesdk.provider import Capabilities, Choice, GenerateRequest, GenerateResponse, fold_prefill
+from judgesdk.provider import Capabilities, Choice, GenerateRequest, GenerateResponse, fold_prefill, runtime
 from judgesdk.registry import ProviderOptions, ProviderSettings, ProviderSpec
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # never fetch the price map at import
@@ -115,6 +115,7 @@ class LiteLLMProvider:
             provider=self.kind,
             model=self.model,
             notes=notes,
+            provenance={"runtime": runtime("litellm"), **({"model": served} if isinstance(served := field(raw, "model"), str) and served else {})},
         )
 
     def _params(self, request: GenerateRequest) -> dict[str, Any]:

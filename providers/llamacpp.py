@@ -44,7 +44,7 @@ import numpy as np
 from pydantic import Field
 
 from judgesdk.errors import ConfigError, InputError, PermanentError, UnavailableError
-from judgesdk.provider import Capabilities, Choice, GenerateRequest, GenerateResponse, Usage, as_text
+from judgesdk.provider import Capabilities, Choice, GenerateRequest, GenerateResponse, Usage, as_text, runtime
 from judgesdk.registry import Pricing, ProviderOptions, ProviderSettings, ProviderSpec
 
 from . import _llama_compat as compat
@@ -249,11 +249,17 @@ class LlamaCppProvider:
 
     # -- everything below runs on the worker thread --------------------------------------------
 
+    def _blank(self, **fields: Any) -> GenerateResponse:
+        """A response naming what answers: the model file's sha256 (hashed once, here on the worker, not on
+        the event loop) and the llama-cpp-python that ran it."""
+        provenance = {"model_sha256": self.model_sha256, "runtime": runtime("llama-cpp-python")}
+        return GenerateResponse(provider=self.kind, model=self.model, provenance=provenance, **fields)
+
     def _generate(self, request: GenerateRequest, prompt: list[int] | None = None) -> GenerateResponse:
         started = time.perf_counter()
         prompt = self._tokenize(as_text(request.messages), bos=True) if prompt is None else prompt
         reused = self._cache.switch_to(prompt)
-        response = GenerateResponse(provider=self.kind, model=self.model)
+        response = self._blank()
         if request.labels is not None:
             response.label_logprobs = label_logprobs(self._cache, prompt, self._encoded_labels(request.labels))
         elif request.continuation is not None:
@@ -350,7 +356,7 @@ class LlamaCppProvider:
         responses = []
         for i, (prompt, rows) in enumerate(zip(prompts, np.split(logits, len(group)))):
             cache.needs(prompt + list(paths[0]))
-            response = GenerateResponse(provider=self.kind, model=self.model, label_logprobs=path_scores(encoded, paths[0], rows))
+            response = self._blank(label_logprobs=path_scores(encoded, paths[0], rows))
             responses.append(self._answered(response, prompt, reused if i == 0 else shared, started))
         cache.count(batched_requests=len(group))
         return responses

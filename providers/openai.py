@@ -24,6 +24,7 @@ from judgesdk.provider import (
     TopLogprob,
     as_text,
     fold_prefill,
+    runtime,
 )
 from judgesdk.registry import ProviderOptions, ProviderSettings, ProviderSpec
 
@@ -134,7 +135,7 @@ class OpenAIProvider:
             )
             for c in field(completion, "choices") or []
         ]
-        return self._response(choices, field(completion, "usage"))
+        return self._response(choices, field(completion, "usage"), answered_by=completion)
 
     async def _chat(self, request: GenerateRequest) -> GenerateResponse:
         raw = await self._client.chat.completions.create(**self.chat_body(request))
@@ -153,7 +154,7 @@ class OpenAIProvider:
             )
             for c in raw.choices
         ]
-        return self._response(choices, raw.usage)
+        return self._response(choices, raw.usage, answered_by=raw)
 
     async def _loglikelihood(self, request: GenerateRequest) -> GenerateResponse:
         """Prompt-token logprobs through ``echo``: the continuation's tokens are those past the prompt's end."""
@@ -172,10 +173,17 @@ class OpenAIProvider:
             for tok, lp, offset in zip(logprobs.tokens, logprobs.token_logprobs, logprobs.text_offset or [])
             if len(prompt) <= offset < end and lp is not None
         ]
-        return self._response([], raw.usage, continuation_tokens=tokens)
+        return self._response([], raw.usage, answered_by=raw, continuation_tokens=tokens)
 
-    def _response(self, choices: list[Choice], usage: Any, **extra: Any) -> GenerateResponse:
-        return GenerateResponse(choices=choices, usage=chat_usage(usage), provider=self.kind, model=self.model, **extra)
+    def _response(self, choices: list[Choice], usage: Any, answered_by: Any = None, **extra: Any) -> GenerateResponse:
+        """``answered_by``: the completion object (or its JSON), whose ``model`` and ``system_fingerprint``
+        name what answered (a dated snapshot behind an alias, a server's build)."""
+        provenance = {"runtime": runtime("openai")}
+        for key in ("model", "system_fingerprint"):
+            value = field(answered_by, key) if answered_by is not None else None
+            if isinstance(value, str) and value:
+                provenance[key] = value
+        return GenerateResponse(choices=choices, usage=chat_usage(usage), provider=self.kind, model=self.model, provenance=provenance, **extra)
 
     async def aclose(self) -> None:
         await self._client.close()

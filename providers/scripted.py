@@ -82,6 +82,7 @@ class ScriptedProvider:
             latency_s=time.perf_counter() - started,
             provider=self.kind,
             model=self.model,
+            provenance={"runtime": "scripted"},
         )
 
     def _choice(self, reply: ScriptedReply, request: GenerateRequest, rng: random.Random) -> Choice:

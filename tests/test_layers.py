@@ -44,8 +44,8 @@ else:  # pragma: no cover
 # ``pkg`` that is not named on its own; ``judgesdk`` alone is the root package (the package's face).
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (
-        "core: errors, the provider protocol, the public types",
-        ("judgesdk.errors", "judgesdk.provider", "judgesdk.types"),
+        "core: errors, the provider protocol, the public types and their provenance",
+        ("judgesdk.errors", "judgesdk.provider", "judgesdk.provenance", "judgesdk.types"),
     ),
     (
         "definitions: prompt templates and fences, answer parsing and grammars, criteria presets, method options, provider kinds (the registry), prices and usage",
@@ -77,8 +77,11 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         ("judgesdk.config", "judgesdk.judge", "judgesdk.records", "judgesdk.records.*", "judgesdk.runlog"),
     ),
     (
-        "analysis: meta-evaluation, calibration, fitting the fused judge (results in, no judging)",
-        ("judgesdk.meta", "judgesdk.meta.*", "judgesdk.calibration", "judgesdk.fused.fit", "judgesdk.fused.train", "judgesdk.fused.refit"),
+        "analysis: meta-evaluation, calibration, fitting the fused judge, comparing two runs (results in, no judging)",
+        (
+            "judgesdk.meta", "judgesdk.meta.*", "judgesdk.calibration", "judgesdk.fused.fit", "judgesdk.fused.train", "judgesdk.fused.refit",
+            "judgesdk.diff",
+        ),
     ),
     (
         "runs: the budgeted and offline runners, the bill before a run, the release gate, bench, the pytest plugin",
@@ -90,7 +93,10 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ),
     (
         "entry points: the command line and the package's face",
-        ("judgesdk.cli", "judgesdk.score_cli", "judgesdk.compare_cli", "judgesdk.gate_cli", "judgesdk.meta.cli", "judgesdk"),
+        (
+            "judgesdk.cli", "judgesdk.score_cli", "judgesdk.compare_cli", "judgesdk.gate_cli", "judgesdk.meta.cli", "judgesdk.diff_cli",
+            "judgesdk",
+        ),
     ),
 )  # fmt: skip
 
@@ -101,6 +107,7 @@ DEFERRED_OK: dict[str, tuple[str, str]] = {
     "judgesdk.compare_cli": ("judgesdk", "start-up time of the CLI, which registers these commands"),
     "judgesdk.gate_cli": ("judgesdk", "start-up time of the CLI, which registers these commands"),
     "judgesdk.meta.cli": ("judgesdk", "start-up time of the CLI, which registers these commands"),
+    "judgesdk.diff_cli": ("judgesdk", "start-up time of the CLI, which registers these commands"),
     "judgesdk.testing": ("judgesdk", "pytest loads the plugin in every session; the judge is built only for tests that use it"),
 }
 

@@ -136,6 +136,12 @@ class FusedModelFile(BaseModel):
     criteria: dict[str, list[CriterionModel]]  # criterion -> its variants
     aliases: dict[str, str] = Field(default_factory=dict)  # other names (faithfulness) -> criterion
 
+    @property
+    def digest(self) -> str:
+        """sha256 of the fit's content (canonical JSON): what a result's provenance names it by, so two runs
+        with differently fitted maps are told apart even under one file name."""
+        return hashlib.sha256(json.dumps(self.model_dump(mode="json"), sort_keys=True).encode("utf-8")).hexdigest()
+
     def for_criterion(self, name: str, *, has_reference: bool) -> CriterionModel | None:
         """The variant for a criterion name (or alias): with reference signals when the item has one."""
         key = name.strip().lower()

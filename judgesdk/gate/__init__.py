@@ -15,7 +15,8 @@ JSON outputs are renderings of that same object, so a printed "FAIL" can never e
 * 0 every gate passed;
 * 1 a quality gate failed (mean, pass rate, CI lower bound, regression, corrected mean or pass rate) and the judge was reliable
   and the run complete;
-* 2 inconclusive: a reliability gate (review share, coverage) or a completeness gate (items left
+* 2 inconclusive: a reliability gate (review share, coverage, a judge whose provenance differs from the
+  baseline's) or a completeness gate (items left
   without a score, budget stop) failed, or a gate could not be evaluated. This wins over 1 on
   purpose: a quality verdict from an unreliable judge or an incomplete run is not evidence;
 * 3 (from the CLI, before any verdict exists) a usage or configuration error.
@@ -68,6 +69,7 @@ from judgesdk.gate.config import (
     MeanGate,
     PassRateGate,
     PPICILowerGate,
+    ProvenanceGate,
     RegressionGate,
     ReviewGate,
     load_gate_config,
@@ -120,6 +122,7 @@ __all__ = [
     "PPIMean",
     "PassRateGate",
     "PassRateRefusal",
+    "ProvenanceGate",
     "RegressionGate",
     "ReviewGate",
     "RoganGladen",

@@ -31,6 +31,7 @@ from judgesdk.gate.config import (
     MeanGate,
     PassRateGate,
     PPICILowerGate,
+    ProvenanceGate,
     RegressionGate,
     ReviewGate,
 )
@@ -114,6 +115,43 @@ def _check_regression(gate: RegressionGate, run: CriterionRun) -> GateResult:
     )
     unmatched = len(current) - len(paired)
     return _result(gate, "quality", not significant, p, gate.alpha, message, mean_change=change, n_pairs=len(paired), n_unmatched=unmatched)
+
+
+def _check_provenance(gate: ProvenanceGate, run: CriterionRun) -> GateResult:
+    """Each provenance field's values over this run's judged results against the baseline's (errors, which
+    no model produced, left out); a field in ``accept`` (or under an accepted prefix) may differ."""
+    judged = [r for r in run.results if r.status != "error"]
+    base = [r for r in run.baseline or [] if r.status != "error"]
+    if not judged or not base:
+        return _undetermined(gate, "reliability", f"nothing to compare: {len(judged)} judged results in this run, {len(base)} in the baseline")
+    unrecorded = {name: sum(r.provenance is None for r in rs) for name, rs in (("this run", judged), ("the baseline", base))}
+    if any(unrecorded.values()):
+        listed = ", ".join(f"{n} of {len(judged if w == 'this run' else base)} in {w}" for w, n in unrecorded.items() if n)
+        return _undetermined(gate, "reliability", f"results without provenance ({listed}): written before judgesdk recorded it; judge the baseline again")
+
+    def values(results: Sequence[JudgeResult]) -> dict[str, set[str]]:
+        found: dict[str, set[str]] = {}
+        for result in results:
+            for field, value in result.provenance.flat().items():  # type: ignore[union-attr]
+                found.setdefault(field, set()).add(value)
+        return found
+
+    now, then = values(judged), values(base)
+    accepted = [a.strip() for a in gate.accept if a.strip()]
+    differ = {
+        field: (sorted(then.get(field, {""})), sorted(now.get(field, {""})))
+        for field in sorted(now.keys() | then.keys())
+        if now.get(field, {""}) != then.get(field, {""})
+    }
+    blocking = {f: v for f, v in differ.items() if not any(f == a or f.startswith(a + ".") for a in accepted)}
+    listed = "; ".join(f"{f}: {' | '.join(a) or '-'} -> {' | '.join(b) or '-'}" for f, (a, b) in blocking.items())
+    if blocking:
+        message = f"the judge differs from the baseline's in {', '.join(blocking)} ({listed}); list what is intended in accept = [...]"
+    elif differ:
+        message = f"the judge differs from the baseline's only in accepted fields ({', '.join(differ)})"
+    else:
+        message = f"the judge is the baseline's ({len(judged)} results, {len(base)} in the baseline)"
+    return _result(gate, "reliability", not blocking, float(len(blocking)), 0.0, message, op="<=", changed={f: list(v) for f, v in differ.items()}, accepted=sorted(set(differ) - set(blocking)))
 
 
 def _check_review(gate: ReviewGate, run: CriterionRun) -> GateResult:
@@ -228,6 +266,7 @@ _CHECKS: dict[str, Callable[[Any, CriterionRun], GateResult]] = {
     "regression": _check_regression,
     "review": _check_review,
     "coverage": _check_coverage,
+    "provenance": _check_provenance,
 }
 
 

@@ -144,8 +144,21 @@ class CoverageGate(_Gate):
     min: float = Field(ge=0.0, le=1.0)
 
 
+class ProvenanceGate(_Gate):
+    """Reliability: the judge is the baseline's. Fails when a field of the results' provenance (model id the
+    API reports, model file sha256, template id/version/hash, method options, calibration, SDK, client
+    version: judgesdk.provenance) differs from the baseline's, unless ``accept`` lists it, so a silent model
+    update at a provider cannot move a release verdict. ``accept`` takes field names as ``judgesdk diff``
+    prints them (``templates``, ``sdk``, ``served.runtime``) or a prefix (``served``: every served field)."""
+
+    kind: Literal["provenance"]
+    accept: list[str] = Field(default_factory=list)
+
+
+BASELINE_KINDS = ("regression", "provenance")
+
 Gate = Annotated[
-    MeanGate | PassRateGate | CILowerGate | RegressionGate | ReviewGate | CoverageGate | PPICILowerGate | CorrectedPassRateGate,
+    MeanGate | PassRateGate | CILowerGate | RegressionGate | ReviewGate | CoverageGate | PPICILowerGate | CorrectedPassRateGate | ProvenanceGate,
     Field(discriminator="kind"),
 ]
 

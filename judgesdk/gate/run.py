@@ -21,7 +21,7 @@ from judgesdk.config import load_config
 from judgesdk.cost import CostReport, summarize_usage
 from judgesdk.errors import ConfigError, InputError
 from judgesdk.forecast import Forecast, forecast
-from judgesdk.gate.config import GateConfig
+from judgesdk.gate.config import BASELINE_KINDS, GateConfig
 from judgesdk.records import Ask, Ledger, ask_for, asks_in, is_final, latest, read_items, read_rows, row_for
 from judgesdk.runners import budgeted_judge, score_within_budget
 from judgesdk.types import Criterion, JudgeResult, LabelDistribution, Scale
@@ -127,8 +127,8 @@ def collect(
     """
     criteria = {spec.name: spec.criterion() for spec in config.criteria}
     baseline_path = baseline or config.baseline
-    if baseline_path is None and any(g.kind == "regression" for g in config.gates):
-        raise ConfigError("a regression gate compares against a baseline run: set baseline = \"...jsonl\" or pass --baseline")
+    if baseline_path is None and any(g.kind in BASELINE_KINDS for g in config.gates):
+        raise ConfigError(f"a {' or '.join(sorted({g.kind for g in config.gates if g.kind in BASELINE_KINDS}))} gate compares against a baseline run: set baseline = \"...jsonl\" or pass --baseline")
     budget_state: BudgetState | None = None
     expected: list[str] | None = None
     asks: dict[str, Ask] = {}

@@ -97,6 +97,7 @@ class ResultRow(BaseModel):
     # from the whole row, which checks them)
     PASSED_THROUGH: ClassVar[tuple[str, ...]] = (
         "method_reason", "rationale", "raw", "provider", "model", "error", "notes", "details", "parts", "item_id",
+        "provenance",  # what produced the result (judgesdk.provenance); read by `judgesdk diff` and the provenance gate
     )  # fmt: skip
 
     id: str | None = None

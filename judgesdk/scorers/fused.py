@@ -106,6 +106,7 @@ async def score_with(
             "interval_level": model.interval_level,
             "signals": {k: round(v, 4) for k, v in values.items() if k in model.features},
             "contributions": model.contributions(values),
+            "calibration": f"fused {fitted.signal_set} sha256:{fitted.digest[:16]}",
             "fit": {"criterion": model.criterion, "variant": model.variant, "signal_set": fitted.signal_set, "model_sha256": fitted.model.sha256, "sdk_version": fitted.sdk_version},
         },
         item_id=item.id,
