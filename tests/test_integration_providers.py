@@ -63,6 +63,8 @@ def test_openai_provider_on_llama_server_gives_logprobs_with_coverage(llama_serv
     assert result.distribution.method == "logprobs"
     assert 0 < result.distribution.coverage <= 1
     assert result.usage.input_tokens > 0
+    served = result.provenance.served  # what the server's response said answered, and the client that asked
+    assert served["model"] and served["runtime"].startswith("openai ") and result.provenance.templates
 
 
 def test_openai_low_coverage_falls_back_to_sampling_and_says_why(llama_server):
@@ -104,6 +106,7 @@ def test_anthropic_provider_via_litellm_proxy_samples(litellm_proxy):
     result = judge.score(OUTPUTS[0], source=SOURCE, criterion=CONSISTENCY)
     judge.close()
     assert result.provider == "anthropic" and result.method == "geval/sampling"
+    assert result.provenance.served["runtime"].startswith("anthropic ") and result.provenance.served["model"]
     assert "no logprobs" in result.method_reason
     assert len(result.raw) == 12  # twelve real calls through /v1/messages
     if result.distribution is None:  # nothing parseable came back: a status, not a number
@@ -121,6 +124,7 @@ async def test_litellm_provider_passes_logprobs_through_or_says_so(llama_server)
     request = GenerateRequest(messages=(Message(role="user", content="Score (1-5):"),), max_tokens=2, top_logprobs=5)
     response = await provider.generate(request)
     assert response.provider == "litellm" and len(response.choices) == 1
+    assert response.provenance["runtime"].startswith("litellm ") and response.provenance["model"]
     tokens = response.choices[0].tokens
     assert (tokens is not None and len(tokens[0].top) > 0) or LOGPROBS_DROPPED in response.notes
 
