@@ -9,6 +9,7 @@ which the overload guard reads by type.
 from __future__ import annotations
 
 import asyncio
+import math
 import os
 import sys
 from typing import Any
@@ -107,11 +108,27 @@ def chat_logprob_tokens(logprobs: Any) -> list[TokenLogprob] | None:
     return [
         TokenLogprob(
             token=field(t, "token", ""),
-            logprob=field(t, "logprob", 0.0),
-            top=[TopLogprob(token=field(a, "token", ""), logprob=field(a, "logprob", 0.0)) for a in field(t, "top_logprobs") or []],
+            logprob=_logprob(field(t, "logprob", 0.0), IMPOSSIBLE),
+            top=[
+                TopLogprob(token=field(a, "token", ""), logprob=lp)
+                for a in field(t, "top_logprobs") or []
+                if (lp := _logprob(field(a, "logprob", 0.0), None)) is not None
+            ],
         )
         for t in content
     ]
+
+
+IMPOSSIBLE = -9999.0  # a token the server gave probability 0 (vLLM's own stand-in for -inf)
+
+
+def _logprob(value: Any, impossible: float | None) -> float | None:
+    """A logprob as sent, or ``impossible`` for the ``null`` (SGLang) or non-finite value a server writes for
+    -inf: an alternative with no probability is dropped (it holds no mass), a chosen token gets a finite
+    floor, so the response can be cached and read back as JSON."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+        return float(value)
+    return impossible
 
 
 def chat_usage(usage: Any) -> Usage:

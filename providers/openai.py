@@ -168,9 +168,10 @@ class OpenAIProvider:
         if logprobs is None or not logprobs.token_logprobs:
             raise CapabilityError("the server returned no prompt logprobs for echo=True", provider=self.kind)
         end = len(prompt) + len(request.continuation or "")
+        offsets = _echo_offsets(logprobs.tokens, logprobs.text_offset, field(raw.usage, "completion_tokens"), end)
         tokens = [
             TokenLogprob(token=tok, logprob=lp)
-            for tok, lp, offset in zip(logprobs.tokens, logprobs.token_logprobs, logprobs.text_offset or [])
+            for tok, lp, offset in zip(logprobs.tokens, logprobs.token_logprobs, offsets)
             if len(prompt) <= offset < end and lp is not None
         ]
         return self._response([], raw.usage, answered_by=raw, continuation_tokens=tokens)
@@ -201,6 +202,30 @@ def _completion_tokens(logprobs: Any) -> list[TokenLogprob] | None:
         )
         for tok, lp, top in zip(logprobs.tokens, logprobs.token_logprobs, tops)
     ]
+
+
+def _echo_offsets(tokens: list[str], text_offset: list[int] | None, generated: Any, end: int) -> list[int]:
+    """Each echoed token's character offset in the text sent (prompt + continuation, ``end`` long).
+
+    llama.cpp's server gives offsets into that text. vLLM (0.33) adds up the tokens' texts from its
+    first token, the BOS text where the model has one (``<bos>``), so its offsets run past the text by
+    that length; SGLang (0.5.23) sends -1 for every token. Offsets that are missing or negative are
+    rebuilt from the tokens' lengths, then all are shifted so that the first generated token (the last
+    ``generated`` = ``usage.completion_tokens`` of the list) starts at ``end``. Without that count, rebuilt
+    offsets have no anchor and locate nothing (-1), rather than tokens of the prompt.
+    """
+    offsets = list(text_offset or [])
+    given = len(offsets) == len(tokens) and all(isinstance(o, int) and o >= 0 for o in offsets)
+    if not given:
+        offsets, at = [], 0
+        for tok in tokens:
+            offsets.append(at)
+            at += len(tok)
+    if not isinstance(generated, int) or not 0 <= generated < len(tokens):
+        return offsets if given else [-1] * len(tokens)
+    scored = len(tokens) - generated
+    scored_end = offsets[scored] if generated else offsets[-1] + len(tokens[-1])
+    return [o - (scored_end - end) for o in offsets]
 
 
 class OpenAIOptions(ProviderOptions):
