@@ -16,12 +16,27 @@ if ``ANTHROPIC_API_KEY`` is set, then the embedded local model. API keys are rea
 Provider kinds, their typed ``[providers.options]``, default models and capabilities come from the provider
 registry (:mod:`judgesdk.registry`): an unknown kind or option is a :class:`ConfigError` naming the valid
 ones, found when the config is loaded; an adapter's module is imported only for the kinds in use.
+
+A ``[jury]`` section (:class:`JuryConfig`, run by :mod:`judgesdk.jury`) asks several judges instead of one::
+
+    [jury]
+    aggregate = "mean"        # mean | median | majority | weights (with weights_from = "labels.jsonl")
+    min_judges = 2            # fewer judges with a score: the item is an error saying so (default: every judge)
+    disagreement = 1.5        # flag an item when its judges' scores spread by more (default: 1/4 of the scale)
+
+    [[jury.judges]]
+    name = "geval-local"
+    method = "geval"
+    provider = { kind = "local" }   # a [[providers]] entry, or a list of them: this judge's own fallback chain
+
+A judge's unset ``provider``, ``method``, ``template`` are the top-level ones; its ``method_options`` add to them.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import difflib
+import json
 import os
 import sys
 from collections.abc import Mapping
@@ -35,6 +50,7 @@ from judgesdk.cache import CachedProvider, open_cache
 from judgesdk.coalesce import CoalescingProvider
 from judgesdk.errors import ConfigError
 from judgesdk.estimation import EstimationSettings
+from judgesdk.method_options import METHOD_KEYS
 from judgesdk.method_options import problem as method_options_problem
 from judgesdk.provider import Capabilities, Provider
 from judgesdk.ratelimit import RateLimitConfig, build_limited
@@ -129,6 +145,7 @@ class JudgeConfig(BaseModel):
     overload: OverloadConfig = Field(default_factory=OverloadConfig)  # adaptive concurrency, circuit breaker
     cache: CacheConfig = Field(default_factory=CacheConfig)
     estimation: EstimationSettings = Field(default_factory=EstimationSettings)
+    jury: "JuryConfig | None" = None  # several judges instead of one (judgesdk.jury); None: this judge alone
 
     @field_validator("method_options")
     @classmethod
@@ -138,6 +155,137 @@ class JudgeConfig(BaseModel):
         if found is not None:
             raise ValueError(found)
         return value
+
+    @model_validator(mode="after")
+    def _jury_judges(self) -> "JudgeConfig":
+        """Each judge as it will run (its unset fields the top-level ones): a method whose scores are on the
+        criterion's scale, its options read by that method, and no two judges the same."""
+        if self.jury is None:
+            return self
+        seen: dict[str, str] = {}
+        for judge in self.jury.judges:
+            member = jury_member_config(self, judge)
+            where = f"jury judge {judge.name!r}"
+            if member.method not in METHOD_KEYS:  # the top-level method, inherited
+                raise ValueError(f"{where} inherits method {member.method!r}, which is unknown; choose one of {', '.join(METHOD_KEYS)}")
+            if member.method in OFF_SCALE:
+                raise ValueError(
+                    f"{where} uses method {member.method!r}, whose score is {OFF_SCALE[member.method]}, not a value on the "
+                    "criterion's scale: a jury averages and compares its judges' scores on one scale; choose a method "
+                    "that answers on it (geval, direct, sampling, rts, mcq, fusion, fused, auto)"
+                )
+            found = method_options_problem(judge.method_options, METHOD_KEYS[member.method], f" for method {member.method!r}")
+            if found is not None:
+                raise ValueError(f"{where}: method_options: {found}")
+            same = json.dumps(member.model_dump(mode="json", include=_ANSWERING), sort_keys=True)
+            if same in seen:
+                raise ValueError(
+                    f"jury judges {seen[same]!r} and {judge.name!r} are the same judge (provider, method, template and "
+                    "options): a jury's agreement means something only between different judges; change one of them"
+                )
+            seen[same] = judge.name
+        return self
+
+
+# Methods whose score is not a value on the criterion's scale (see their scorers' docstrings): a jury refuses them.
+OFF_SCALE = {"likelihood": "a log-probability", "synthetic": "a ranking score against a ladder of references"}
+_ANSWERING = {"providers", "method", "template", "dataset", "method_options", "estimation"}  # what makes two judges differ
+
+
+class JuryJudgeConfig(BaseModel):
+    """One judge of a jury: a name, a provider (or its own fallback chain) and a method. Unset fields are the
+    top-level config's: ``provider`` its ``[[providers]]`` chain (or the detected one), ``method`` and
+    ``template`` its own; ``method_options`` are added to the top-level ones."""
+
+    model_config = ConfigDict(extra="forbid", hide_input_in_errors=True)
+
+    name: str
+    provider: list[ProviderConfig] | None = None
+    method: str | None = None
+    template: str | None = None
+    method_options: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("name")
+    @classmethod
+    def _named(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError('a jury judge needs a non-empty name, e.g. name = "geval-local"')
+        return value.strip()
+
+    @field_validator("provider", mode="before")
+    @classmethod
+    def _one_or_a_chain(cls, value: Any) -> Any:
+        """``provider = {kind = ...}`` (one) or an array of them (a fallback chain)."""
+        if isinstance(value, Mapping):
+            return [value]
+        if isinstance(value, list) and not value:
+            raise ValueError("an empty list names no provider: give one (or a list), or leave provider out to use [[providers]]")
+        return value
+
+    @field_validator("method")
+    @classmethod
+    def _known_method(cls, value: str | None) -> str | None:
+        if value is not None and value not in METHOD_KEYS:
+            close = difflib.get_close_matches(value, list(METHOD_KEYS), n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ValueError(f"unknown method {value!r}{hint}; choose one of {', '.join(METHOD_KEYS)}")
+        return value
+
+
+class JuryConfig(BaseModel):
+    """The ``[jury]`` section: its judges, how their scores become one, and when an item goes to a person."""
+
+    model_config = ConfigDict(extra="forbid", hide_input_in_errors=True)
+
+    judges: list[JuryJudgeConfig]
+    aggregate: Literal["mean", "median", "majority", "weights"] = "mean"
+    min_judges: int | None = Field(default=None, ge=1)  # judges with a score an item needs; None: every judge
+    disagreement: float | None = Field(default=None, gt=0)  # max - min of the judges' scores that flags an item
+    weights_from: Path | None = None  # labels JSONL ({"id", "label"}) of items of the run: aggregate = "weights"
+
+    @model_validator(mode="after")
+    def _coherent(self) -> "JuryConfig":
+        if len(self.judges) < 2:
+            raise ValueError(f"a jury needs at least two judges ([[jury.judges]] entries), got {len(self.judges)}")
+        names = [judge.name for judge in self.judges]
+        repeated = sorted({name for name in names if names.count(name) > 1})
+        if repeated:
+            raise ValueError(f"jury judges need distinct names: {', '.join(map(repr, repeated))} is used twice")
+        if self.min_judges is not None and self.min_judges > len(self.judges):
+            raise ValueError(f"min_judges = {self.min_judges} is more than the jury's {len(self.judges)} judges")
+        if self.aggregate == "weights" and self.weights_from is None:
+            raise ValueError(
+                'aggregate = "weights" fits each judge\'s weight on human labels: set weights_from = "labels.jsonl" '
+                '(one {"id": ..., "label": number} per line, ids of items in the run)'
+            )
+        if self.aggregate != "weights" and self.weights_from is not None:
+            raise ValueError(f'weights_from is read only with aggregate = "weights" (aggregate is {self.aggregate!r})')
+        if self.weights_from is not None and not self.weights_from.is_file():
+            raise ValueError(f"weights_from: labels file {self.weights_from} does not exist (a path from the working directory)")
+        return self
+
+    @property
+    def needed(self) -> int:
+        """Judges with a score an item needs (``min_judges``, or every judge)."""
+        return self.min_judges or len(self.judges)
+
+    def every_judge_sets(self, field: str) -> bool:
+        """Whether every judge sets ``field`` itself, so that the top-level value (or a flag) reaches none."""
+        return all(getattr(judge, field) is not None for judge in self.judges)
+
+
+JudgeConfig.model_rebuild()  # its jury field names JuryConfig, defined after it
+
+
+def jury_member_config(config: JudgeConfig, judge: JuryJudgeConfig) -> JudgeConfig:
+    """The config of one jury judge: the top-level one (without its jury) with the judge's own fields."""
+    data = config.model_dump(exclude={"jury"})
+    if judge.provider is not None:
+        data["providers"] = [provider.model_dump() for provider in judge.provider]
+    data["method"] = judge.method or config.method
+    data["template"] = judge.template or config.template
+    data["method_options"] = {**config.method_options, **judge.method_options}
+    return JudgeConfig.model_validate(data)
 
 
 def default_cache_dir() -> Path:
@@ -172,8 +320,8 @@ def validation_summary(exc: ValidationError) -> str:
             message = "unknown field"
             if "key" in where.rsplit(".", 1)[-1].lower():
                 message += f" ({NO_KEY_IN_CONFIG})"
-            elif len(error["loc"]) == 3 and error["loc"][0] == "providers":
-                close = difflib.get_close_matches(str(error["loc"][2]), list(ProviderConfig.model_fields), n=1, cutoff=0.75)
+            elif len(error["loc"]) >= 3 and error["loc"][-3] in ("providers", "provider"):  # [[providers]] or a jury judge's
+                close = difflib.get_close_matches(str(error["loc"][-1]), list(ProviderConfig.model_fields), n=1, cutoff=0.75)
                 message += f" (did you mean {close[0]!r}?)" if close else (
                     " (adapter options such as model_path or n_gpu_layers go under [providers.options])"
                 )

@@ -26,7 +26,7 @@ from pydantic import BaseModel, ValidationError
 from scipy import stats
 
 from judgesdk.errors import InputError
-from judgesdk.provenance import Provenance, changes
+from judgesdk.provenance import Provenance, Record, changes, record_of
 from judgesdk.records import read_rows, row_id
 
 Key = tuple[str, str]  # (item id, criterion)
@@ -139,8 +139,7 @@ def _score(row: Mapping[str, Any]) -> float | None:
     return float(value)
 
 
-def _provenance(row: Mapping[str, Any], key: Key, where: str) -> Provenance | None:
-    raw = row.get("provenance")
+def _provenance(raw: Any, key: Key, where: str) -> Provenance | None:
     if raw is None:
         return None
     try:
@@ -149,10 +148,19 @@ def _provenance(row: Mapping[str, Any], key: Key, where: str) -> Provenance | No
         raise InputError(f"{where}: item {key[0]!r} ({key[1]}): its provenance is not what judgesdk writes (was the file edited?)") from None
 
 
+def _record(row: Mapping[str, Any], key: Key, where: str) -> Record | None:
+    """The row's provenance record; a jury's row has none of its own, its judges' (in ``parts``) stand for it."""
+    parts = row.get("parts") if isinstance(row.get("parts"), Mapping) else {}
+    return record_of(
+        _provenance(row.get("provenance"), key, where),
+        {name: _provenance(part.get("provenance"), key, where) for name, part in parts.items() if isinstance(part, Mapping)},
+    )
+
+
 def _causes(a: Mapping[str, Any], b: Mapping[str, Any], key: Key, old_name: str, new_name: str) -> dict[str, tuple[str, str]]:
     """The provenance fields that differ; for rows without a record, what was asked (criterion definition,
     method, judge config: the :class:`~judgesdk.records.Ask` key) when that differs."""
-    pa, pb = _provenance(a, key, old_name), _provenance(b, key, new_name)
+    pa, pb = _record(a, key, old_name), _record(b, key, new_name)
     found = changes(pa, pb)
     if (pa is None or pb is None) and a.get("asked") != b.get("asked"):
         found["asked"] = (str(a.get("asked") or ""), str(b.get("asked") or ""))

@@ -87,6 +87,11 @@ class Judge:
         import os
 
         config = load_config(source)
+        if config.jury is not None:  # one judge cannot stand for several: it would quietly judge with the top-level chain
+            raise ConfigError(
+                "this config has a [jury] section, which one Judge cannot answer: use judgesdk.jury.Jury.from_config "
+                "(judgesdk score reads it), or remove [jury] to judge with the top-level providers"
+            )
         if adapters is None:
             builders = [_adapter_builder(pc) for pc in config.providers or detect_chain(os.environ)]
         else:

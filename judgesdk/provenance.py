@@ -76,15 +76,26 @@ class Provenance(BaseModel):
         return out
 
 
-def changes(old: Provenance | None, new: Provenance | None) -> dict[str, tuple[str, str]]:
+Record = dict[str, str]  # a result's provenance as field -> text (Provenance.flat), what is compared
+
+
+def record_of(own: Provenance | None, parts: Mapping[str, Provenance | None] | None = None) -> Record | None:
+    """A result's :data:`Record`: its own provenance, else (a jury's result, made by several judges) each
+    part's under ``<part name>.``; None when nothing was recorded (rows written before provenance existed)."""
+    if own is not None:
+        return own.flat()
+    found = {f"{name}.{key}": value for name, part in (parts or {}).items() if part is not None for key, value in part.flat().items()}
+    return found or None
+
+
+def changes(old: Record | None, new: Record | None) -> dict[str, tuple[str, str]]:
     """The fields in which ``new`` differs from ``old``: ``name -> (old, new)`` (missing values are "").
     Either side None (a row written before provenance existed) gives ``{"provenance": ...}``."""
     if old is None or new is None:
         if old is None and new is None:
             return {}
         return {"provenance": ("" if old is None else "recorded", "" if new is None else "recorded")}
-    a, b = old.flat(), new.flat()
-    return {k: (a.get(k, ""), b.get(k, "")) for k in sorted(a.keys() | b.keys()) if a.get(k, "") != b.get(k, "")}
+    return {k: (old.get(k, ""), new.get(k, "")) for k in sorted(old.keys() | new.keys()) if old.get(k, "") != new.get(k, "")}
 
 
 def options_hash(method_options: Mapping[str, Any], estimation: Mapping[str, Any]) -> str:

@@ -7,7 +7,10 @@ Each result is written to ``-o`` (through :class:`judgesdk.records.Ledger`) or p
 judges only the items not yet final for the same question, and Ctrl-C keeps what finished. The summary
 table on stderr counts statuses, methods, cache hits and the local model's work, and, where
 ``--estimate -o`` saved an estimate for the same run, sets it beside what was spent
-(:mod:`judgesdk.forecast`). :func:`add_judge_flags` and :func:`config_mapping` turn the flags that build a
+(:mod:`judgesdk.forecast`). A config with a ``[jury]`` section has each item judged by every judge of the jury
+(:mod:`judgesdk.jury`): one row per item with each judge's result in ``parts`` and ``details.flagged``, and the
+summary adds the judges' Krippendorff's alpha and the flagged count. :func:`add_judge_flags` and
+:func:`config_mapping` turn the flags that build a
 judge (``--config``, ``--provider``, ``--template``, ``--option``...) into its config; ``compare`` and ``rank``
 (:mod:`judgesdk.compare_cli`) use them too.
 """
@@ -125,13 +128,18 @@ def run_score(args: argparse.Namespace) -> int:
     criterion = _score_criteria(args)
     _check_results_path(args.output)
     config = load_config(config_mapping(args))
-    ask = ask_for(config, criterion)
+    ask = _jury_ask(args, config, criterion) if config.jury is not None else ask_for(config, criterion)
     if args.estimate:
         return _estimate_score(args, items, criterion, config, ask)
     from judgesdk.forecast import Beside
 
-    beside = Beside.open(args.output)  # an estimate saved for -o: the run's report sets it beside the spend
-    judge = Judge.from_config(config, wrap=beside.meter.wrap if beside is not None else None)
+    beside = Beside.open(args.output) if config.jury is None else None  # an estimate saved for -o: set beside the spend
+    if config.jury is not None:  # several judges answer each item (judgesdk.jury)
+        from judgesdk.jury import Jury
+
+        judge = Jury.from_config(config, slice_items=[item for item, _ in items])
+    else:
+        judge = Judge.from_config(config, wrap=beside.meter.wrap if beside is not None else None)
     try:
         for reason in judge.check_providers():  # no usable provider at all: one error now, not one per item
             print(f"judgesdk: skipping {reason}", file=sys.stderr)
@@ -144,6 +152,8 @@ def run_score(args: argparse.Namespace) -> int:
         done = [earlier[item.id or ""] for item, _ in items if is_final(earlier.get(item.id or ""))]
         todo = [(item, extra) for item, extra in items if not is_final(earlier.get(item.id or ""))]
         more = beside.rows(config, [(criterion, [item for item, _ in todo])]) if beside is not None else None
+        if config.jury is not None:  # the jury's summary lines (alpha, flags) cover the resumed rows too
+            more = lambda jury: jury.summary_rows(done)  # noqa: E731
         results, work, interrupted = _judge_into(judge, todo, criterion, ask, ledger, args.quiet, more)
     finally:
         if ledger is not None:
@@ -203,6 +213,19 @@ def _estimate_score(args: argparse.Namespace, items: Any, criterion: Any, config
     if not args.quiet:
         _console().print(forecast.table(found, saved=saved))
     return EXIT_OK
+
+
+def _jury_ask(args: argparse.Namespace, config: Any, criterion: Any) -> Any:
+    """The question a ``[jury]`` answers (:func:`judgesdk.jury.jury_ask`), once the flags are known to reach its
+    judges: a flag that sets what every judge sets itself would change nothing, so it is an error."""
+    if args.estimate:
+        raise InputError("--estimate does not cover a [jury] yet: estimate each judge's config on its own")
+    for flag, field in (("provider", "provider"), ("method", "method"), ("template", "template")):
+        if getattr(args, flag) and config.jury.every_judge_sets(field):
+            raise InputError(f"--{flag} reaches no judge: every judge of [jury] sets its own {field}; change it in the config")
+    from judgesdk.jury import jury_ask
+
+    return jury_ask(config, criterion)
 
 
 def _check_results_path(path: Path | None) -> None:

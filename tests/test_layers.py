@@ -84,9 +84,9 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         ),
     ),
     (
-        "runs: the budgeted and offline runners, the bill before a run, the release gate, bench, the pytest plugin",
+        "runs: the budgeted and offline runners, juries, the bill before a run, the release gate, bench, the pytest plugin",
         (
-            "judgesdk.runners", "judgesdk.forecast", "judgesdk.forecast_planner", "judgesdk.forecast_tokens",
+            "judgesdk.runners", "judgesdk.jury", "judgesdk.jury.*", "judgesdk.forecast", "judgesdk.forecast_planner", "judgesdk.forecast_tokens",
             "judgesdk.forecast_replay", "judgesdk.forecast_report", "judgesdk.gate", "judgesdk.gate.*", "judgesdk.bench",
             "judgesdk.testing",
         ),

@@ -15,7 +15,7 @@ from judgesdk.diff import diff_rows
 from judgesdk.errors import InputError, PermanentError
 from judgesdk.gate import CriterionRun, GateRun, decide, load_gate_config
 from judgesdk.judge import Judge
-from judgesdk.provenance import Provenance, changes, sdk_version
+from judgesdk.provenance import Provenance, changes, record_of, sdk_version
 from judgesdk.provider import Capabilities, GenerateRequest, GenerateResponse, as_text
 from judgesdk.records import row_for
 from judgesdk.types import Criterion, JudgeResult
@@ -83,11 +83,13 @@ def test_options_and_template_changes_change_the_record():
         with Judge(ScriptedProvider(lambda r: ScriptedReply(label_probs={"4": 0.9, "3": 0.1})), method="geval", **kwargs) as judge:
             return judge.score("text", source="src", criterion=CRIT).provenance
 
-    base = prov()
-    assert changes(base, prov()) == {}
-    assert set(changes(base, prov(method_options={"samples": 3}))) == {"options"}
-    assert set(changes(base, prov(template="direct.baseline"))) == {"templates"}
+    base = prov().flat()
+    assert changes(base, prov().flat()) == {}
+    assert set(changes(base, prov(method_options={"samples": 3}).flat())) == {"options"}
+    assert set(changes(base, prov(template="direct.baseline").flat())) == {"templates"}
     assert changes(None, base) == {"provenance": ("", "recorded")}
+    jury = record_of(None, {"a": prov(), "b": None})  # a jury's result: its judges' records under their names
+    assert jury["a.provider"] == "scripted" and not any(k.startswith("b.") for k in jury) and record_of(None, {}) is None
 
 
 def test_a_cached_answer_keeps_the_provenance_of_the_call_that_made_it(tmp_path):
@@ -239,3 +241,19 @@ def test_diff_of_two_runs_that_differ_only_in_template_version_names_the_items_a
         assert old.startswith("direct.likert@1#") and new.startswith("direct.likert@2#")
     first = json.loads((tmp_path / "v1.jsonl").read_text().splitlines()[0])["provenance"]
     assert first["served"]["model_sha256"] and first["served"]["runtime"].startswith("llama-cpp-python ")
+
+
+def test_diff_and_the_gate_read_a_jurys_record_from_its_judges():
+    def jury_row(i: str, score: float, served_model: str) -> dict:
+        return {"id": i, "criterion": "quality", "score": score, "status": "ok", "method": "jury", "provenance": None,
+                "parts": {"a": {"score": score, "provenance": prov(served_model=served_model)}, "b": {"score": score, "provenance": prov()}}}
+
+    report = diff_rows({("x", "quality"): jury_row("x", 3.0, "m-1")}, {("x", "quality"): jury_row("x", 3.5, "m-2")})
+    assert report.changed[0].causes == {"a.served.model": ("m-1", "m-2")}
+
+    def jury_result(served_model: str) -> JudgeResult:
+        parts = {"a": judged("x", served_model=served_model)[0], "b": judged("x")[0]}
+        return JudgeResult(score=4.0, status="ok", criterion="quality", method="jury", item_id="x", parts=parts)
+
+    _, gate = verdict_of([jury_result("m-2")], [jury_result("m-2024-01")])
+    assert gate.outcome == "fail" and "a.served.model" in gate.message

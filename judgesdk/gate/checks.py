@@ -41,6 +41,7 @@ from judgesdk.gate.slice import HumanLabels, Slice, join_slice, read_labels
 from judgesdk.gate.stats import bootstrap_mean_ci, sign_flip_p
 from judgesdk.gate.verdict import GateKind, GateResult, Outcome, Verdict
 from judgesdk.meta.reliability import ItemSignals, review_flags
+from judgesdk.provenance import record_of
 from judgesdk.types import JudgeResult, method_family
 
 
@@ -124,7 +125,10 @@ def _check_provenance(gate: ProvenanceGate, run: CriterionRun) -> GateResult:
     base = [r for r in run.baseline or [] if r.status != "error"]
     if not judged or not base:
         return _undetermined(gate, "reliability", f"nothing to compare: {len(judged)} judged results in this run, {len(base)} in the baseline")
-    unrecorded = {name: sum(r.provenance is None for r in rs) for name, rs in (("this run", judged), ("the baseline", base))}
+    def record(result: JudgeResult) -> dict[str, str] | None:  # a jury's result: its judges' records
+        return record_of(result.provenance, {name: part.provenance for name, part in (result.parts or {}).items()})
+
+    unrecorded = {name: sum(record(r) is None for r in rs) for name, rs in (("this run", judged), ("the baseline", base))}
     if any(unrecorded.values()):
         listed = ", ".join(f"{n} of {len(judged if w == 'this run' else base)} in {w}" for w, n in unrecorded.items() if n)
         return _undetermined(gate, "reliability", f"results without provenance ({listed}): written before judgesdk recorded it; judge the baseline again")
@@ -132,7 +136,7 @@ def _check_provenance(gate: ProvenanceGate, run: CriterionRun) -> GateResult:
     def values(results: Sequence[JudgeResult]) -> dict[str, set[str]]:
         found: dict[str, set[str]] = {}
         for result in results:
-            for field, value in result.provenance.flat().items():  # type: ignore[union-attr]
+            for field, value in (record(result) or {}).items():
                 found.setdefault(field, set()).add(value)
         return found
 
