@@ -105,7 +105,7 @@ def test_anthropic_provider_via_litellm_proxy_samples(litellm_proxy):
     judge = Judge(provider, settings=EstimationSettings(samples=12))
     result = judge.score(OUTPUTS[0], source=SOURCE, criterion=CONSISTENCY)
     judge.close()
-    assert result.provider == "anthropic" and result.method == "geval/sampling"
+    assert result.provider == "anthropic" and result.method == "geval/sampling", result.error
     assert result.provenance.served["runtime"].startswith("anthropic ") and result.provenance.served["model"]
     assert "no logprobs" in result.method_reason
     assert len(result.raw) == 12  # twelve real calls through /v1/messages

@@ -517,7 +517,10 @@ def test_a_jury_of_three_methods_on_the_embedded_model(tmp_path, capsys, monkeyp
     item = SHORT_ITEMS[0]
     from judgesdk.presets import criterion as preset_criterion
 
-    alone = Judge.from_config({"method": "mcq", "estimation": {"on_low_coverage": "flag"}, "cache": {"enabled": False}}, adapters=[local])
+    from judgesdk.estimation import EstimationSettings
+
+    # the session's provider passed as an instance, which a Judge does not close (from_config would stack it and close it)
+    alone = Judge(local, method="mcq", settings=EstimationSettings(on_low_coverage="flag"))
     result = alone.score(item["output"], source=item["source"], criterion=preset_criterion("summeval", "consistency"))
     alone.close()
     assert rows[0]["parts"]["mcq"]["score"] == pytest.approx(result.score, abs=1e-4)
