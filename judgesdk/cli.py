@@ -1,5 +1,5 @@
 """``judgesdk`` command line: ``score``, ``compare``, ``rank``, ``bench``, ``meta-eval``, ``gate``,
-``calibrate``, ``cache``, ``diff``.
+``calibrate``, ``cache``, ``card``, ``diff``.
 
 Exit codes: 0 every item has a score (some may carry a warning status such as ``low_coverage``);
 2 some items could not be judged (results written, statuses say which);
@@ -10,7 +10,7 @@ This module is the entry point (:func:`main`): it assembles the parser, turns in
 into exit code 3, sets up ``-v``, and holds the two small commands, ``bench`` and ``cache``. The others
 live with their kin and register themselves: ``score`` (:mod:`judgesdk.score_cli`), ``compare`` and
 ``rank`` (:mod:`judgesdk.compare_cli`), ``meta-eval`` (:mod:`judgesdk.meta.cli`), ``gate``,
-``label-slice`` and ``calibrate`` (:mod:`judgesdk.gate_cli`), ``diff`` (:mod:`judgesdk.diff_cli`). Each command imports what it runs only when
+``label-slice`` and ``calibrate`` (:mod:`judgesdk.gate_cli`), ``card`` (:mod:`judgesdk.card_cli`), ``diff`` (:mod:`judgesdk.diff_cli`). Each command imports what it runs only when
 it runs, so that ``judgesdk --help`` starts quickly.
 """
 
@@ -126,6 +126,9 @@ def build_parser() -> argparse.ArgumentParser:
         pass
     else:
         register_meta(commands)
+    from judgesdk.card_cli import register as register_card  # judge cards (judgesdk.meta.card)
+
+    register_card(commands)
     from judgesdk.gate_cli import register as register_gate
 
     register_gate(commands)

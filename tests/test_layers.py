@@ -94,7 +94,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (
         "entry points: the command line and the package's face",
         (
-            "judgesdk.cli", "judgesdk.score_cli", "judgesdk.compare_cli", "judgesdk.gate_cli", "judgesdk.meta.cli", "judgesdk.diff_cli",
+            "judgesdk.cli", "judgesdk.score_cli", "judgesdk.compare_cli", "judgesdk.gate_cli", "judgesdk.meta.cli", "judgesdk.card_cli", "judgesdk.diff_cli",
             "judgesdk",
         ),
     ),
@@ -107,6 +107,7 @@ DEFERRED_OK: dict[str, tuple[str, str]] = {
     "judgesdk.compare_cli": ("judgesdk", "start-up time of the CLI, which registers these commands"),
     "judgesdk.gate_cli": ("judgesdk", "start-up time of the CLI, which registers these commands"),
     "judgesdk.meta.cli": ("judgesdk", "start-up time of the CLI, which registers these commands"),
+    "judgesdk.card_cli": ("judgesdk", "start-up time of the CLI, which registers these commands"),
     "judgesdk.diff_cli": ("judgesdk", "start-up time of the CLI, which registers these commands"),
     "judgesdk.testing": ("judgesdk", "pytest loads the plugin in every session; the judge is built only for tests that use it"),
 }

@@ -13,6 +13,7 @@ module             what
 ``report``         judge report (AlpacaEval-style evaluator analysis) and plots (001 Figs. 1, 3)
 ``readers``        prediction and head-to-head verdict files
 ``evaluate``       a full run over prediction files (what ``judgesdk meta-eval`` prints)
+``card``           a judge card: evaluate's figures, the human ceiling, bias and cost (``judgesdk card``)
 =================  ==============================================================================
 """
 
