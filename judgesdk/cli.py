@@ -197,8 +197,9 @@ def run_bench(args: argparse.Namespace) -> int:
 
 
 def _add_cache(commands: Any) -> None:
-    p = commands.add_parser("cache", help="inspect or clear the response cache")
-    p.add_argument("action", choices=["stats", "clear"])
+    p = commands.add_parser("cache", help="inspect, clear or merge response caches")
+    p.add_argument("action", choices=["stats", "clear", "merge"])
+    p.add_argument("folders", nargs="*", type=Path, metavar="DST SRC", help="merge: the cache folder DST, then the folders merged into it (one per node)")
     p.add_argument("--dir", type=Path, help="cache directory (default: the configured one)")
     p.add_argument("--namespace", help="clear only this namespace")
     p.add_argument("--config", type=Path)
@@ -209,6 +210,15 @@ def run_cache(args: argparse.Namespace) -> int:
     from judgesdk.cache import cache_stats, clear_cache
     from judgesdk.config import load_config
 
+    if args.action == "merge" or args.folders:  # one SQLite cache per node, merged after a cluster run
+        if args.action != "merge":
+            raise InputError(f"cache {args.action} takes no folder arguments (use --dir)")
+        if len(args.folders) < 2:
+            raise InputError("cache merge takes the destination folder, then one or more cache folders: judgesdk cache merge DST SRC...")
+        from judgesdk.distributed.caches import merge_caches
+
+        print(merge_caches(args.folders[0], args.folders[1:]).model_dump_json())
+        return EXIT_OK
     directory = args.dir or load_config(args.config).cache.directory
     if args.action == "stats":
         print(json.dumps({"directory": str(directory), **cache_stats(directory)}))

@@ -52,6 +52,9 @@ def register(commands: Any) -> None:
         "cost the run would make, per provider; with -o it is saved beside the results, and the run into them reports it "
         "beside what it spent",
     )  # fmt: skip
+    p.add_argument("--engine", choices=["local", "ray"], default="local",
+                   help="ray: the same job on a Ray cluster, one Judge per actor, -o a results folder (pip install 'judgesdk[ray]')")
+    p.add_argument("--address", help="with --engine ray: the cluster (auto: the one this node is in; default: start a local one)")
     add_judge_flags(p, template_help="template id or TOML path (default: the method's own)")
     p.set_defaults(func=run_score)
 
@@ -126,6 +129,10 @@ def run_score(args: argparse.Namespace) -> int:
 
     items = read_items(args.input)
     criterion = _score_criteria(args)
+    if getattr(args, "engine", "local") == "ray":  # the same job on a Ray cluster; -o names a folder (judgesdk.distributed)
+        from judgesdk.distributed.cli import run_on_ray
+
+        return EXIT_OK if run_on_ray(args, items, criterion, load_config(config_mapping(args))).complete else EXIT_INCOMPLETE
     _check_results_path(args.output)
     config = load_config(config_mapping(args))
     ask = _jury_ask(args, config, criterion) if config.jury is not None else ask_for(config, criterion)

@@ -84,9 +84,9 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         ),
     ),
     (
-        "runs: the budgeted and offline runners, juries, the bill before a run, the release gate, bench, the pytest plugin",
+        "runs: the budgeted and offline runners, juries, the Ray engine, the bill before a run, the release gate, bench, the pytest plugin",
         (
-            "judgesdk.runners", "judgesdk.jury", "judgesdk.jury.*", "judgesdk.forecast", "judgesdk.forecast_planner", "judgesdk.forecast_tokens",
+            "judgesdk.runners", "judgesdk.jury", "judgesdk.jury.*", "judgesdk.distributed", "judgesdk.distributed.*", "judgesdk.forecast", "judgesdk.forecast_planner", "judgesdk.forecast_tokens",
             "judgesdk.forecast_replay", "judgesdk.forecast_report", "judgesdk.gate", "judgesdk.gate.*", "judgesdk.bench",
             "judgesdk.testing",
         ),
@@ -94,8 +94,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (
         "entry points: the command line and the package's face",
         (
-            "judgesdk.cli", "judgesdk.score_cli", "judgesdk.compare_cli", "judgesdk.gate_cli", "judgesdk.meta.cli", "judgesdk.card_cli", "judgesdk.diff_cli",
-            "judgesdk",
+            "judgesdk.cli", "judgesdk.score_cli", "judgesdk.compare_cli", "judgesdk.gate_cli", "judgesdk.meta.cli", "judgesdk.card_cli",
+            "judgesdk.diff_cli", "judgesdk",
         ),
     ),
 )  # fmt: skip
