@@ -247,6 +247,7 @@ ALLOWED = {
     "judgesdk.score_cli": "the JSON value of a `--option key=value` on the command line",
     "judgesdk.scorers.common": "a scorer's own record cache (export_jsonl / import_jsonl of its record type)",
     "judgesdk.providers.openai_batch": "the OpenAI Batch API's output file (the provider's responses), read by its adapter",
+    "judgesdk.distributed.batches": "one input line's passthrough fields, carried through a Ray batch as JSON text",
 }
 
 # The commands that read a results file, and what each must take from judgesdk.records to do it.
