@@ -97,6 +97,7 @@ def main(argv: list[str] | None = None) -> int:
     human.add_argument("--dataset", help="a dataset in ../shared/data (judgesdk.meta.datasets.load_dataset), e.g. summeval")
     human.add_argument("--human", type=Path, help="a human JSONL with doc_id, system_id, scores")
     parser.add_argument("--dimension", action="append", help="human dimension(s) (default: all the file has)")
+    parser.add_argument("--systems", help="comma list: only these systems' outputs (e.g. those a partial signals run covers for every document)")
     parser.add_argument("--n", type=int, default=50, help="labels per slice (default 50)")
     parser.add_argument("--reps", type=int, default=1000, help="random slices (default 1000)")
     parser.add_argument("--seed", type=int, default=0)
@@ -114,6 +115,9 @@ def main(argv: list[str] | None = None) -> int:
         check = ppi_py
     records = load_dataset(args.dataset) if args.dataset else load_jsonl(args.human)
     scores = judge_scores(args)
+    if args.systems:
+        wanted = {name.strip() for name in args.systems.split(",")}
+        scores = {key: value for key, value in scores.items() if key[1] in wanted}
     if args.write_predictions is not None:
         args.write_predictions.parent.mkdir(parents=True, exist_ok=True)
         args.write_predictions.write_text(
