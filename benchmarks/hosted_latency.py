@@ -51,8 +51,13 @@ def completion(body: dict) -> bytes:
     }).encode()  # fmt: skip
 
 
+RECORDED: list[dict] = []  # request bodies sent to ``/rec/v1``, handed out (and forgotten) by ``POST /dump``
+
+
 async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-    """HTTP/1.1 with keep-alive: read a request, sleep the URL's latency, answer; repeat until the client closes."""
+    """HTTP/1.1 with keep-alive: read a request, sleep the URL's latency, answer; repeat until the client closes.
+    ``/rec/v1/...`` answers at once and keeps the body, so the bare client can later send the very requests
+    judgesdk sent; ``POST /dump`` returns the kept bodies."""
     try:
         while True:
             head = await reader.readuntil(b"\r\n\r\n")
@@ -64,7 +69,13 @@ async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> 
             latency = float(parts[2]) if len(parts) > 2 and parts[1] == "lat" else 0.0
             if latency:
                 await asyncio.sleep(latency)
-            data = completion(body)
+            if len(parts) > 1 and parts[1] == "rec":
+                RECORDED.append(body)
+            if path == "/dump":
+                data = json.dumps(RECORDED).encode()
+                RECORDED.clear()
+            else:
+                data = completion(body)
             writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(data) + data)
             await writer.drain()
     except (asyncio.IncompleteReadError, ConnectionError):
@@ -115,26 +126,52 @@ def items(n: int, tag: str) -> list:  # type: ignore[type-arg]
     return [JudgeItem(output=f"Summary {tag}-{i}: the council approved the park.", source="The council met on Tuesday.") for i in range(n)]
 
 
-def wall_vs_ideal(origin: str, n: int, latency: float, concurrency: int, repeats: int, clients: int | None) -> dict[str, object]:
+def recorded_requests(origin: str, judged: list, concurrency: int, clients: int | None) -> list[dict]:  # type: ignore[type-arg]
+    """The request bodies judgesdk sends for ``judged``, as the server received them (no latency), so the bare
+    client's run sends the very same requests."""
+    import urllib.request
 
-    walls = []
+    judge = hosted_judge(f"{origin}/rec/v1", concurrency, clients)
+    judge.score_many(judged, criterion="coherence")
+    judge.close()
+    with urllib.request.urlopen(urllib.request.Request(f"{origin}/dump", data=b"{}", method="POST")) as answer:
+        bodies = json.loads(answer.read())
+    assert len(bodies) == len(judged), (len(bodies), len(judged))
+    return bodies
+
+
+def walls(origin: str, n: int, latency: float, concurrency: int, repeats: int, clients: int | None) -> dict[str, object]:
+    """judgesdk's wall and the bare client's on the same N requests, interleaved repeat by repeat (so a change
+    of load hits both alike): the judge built from config, then bare ``openai.AsyncOpenAI`` clients (as many
+    as the judge's pool) sending the bodies judgesdk sent, C in flight."""
+    count = clients or max(1, -(-concurrency // 16))
+    ideal = n * latency / concurrency
+    judged_walls, bare_walls = [], []
     for r in range(repeats):
+        judged = items(n, f"{concurrency}-{r}")
+        bodies = recorded_requests(origin, judged, concurrency, clients)
         judge = hosted_judge(f"{origin}/lat/{latency}/v1", concurrency, clients)  # providers built on its own loop
-        judge.score("warm-up", source="x", criterion="coherence")  # connection pool and imports, outside the timing
+        judge.score_many(items(concurrency, f"warm-up-{r}"), criterion="coherence")  # C connections and imports, outside the timing, as for the bare client
         started = time.perf_counter()
-        results = judge.score_many(items(n, f"{concurrency}-{r}"), criterion="coherence")
-        walls.append(time.perf_counter() - started)
+        results = judge.score_many(judged, criterion="coherence")
+        judged_walls.append(time.perf_counter() - started)
         judge.close()
         assert all(x.status == "ok" for x in results), {x.status for x in results}
-    ideal = n * latency / concurrency
-    wall = statistics.median(walls)
-    return {"n": n, "latency_s": latency, "concurrency": concurrency, "clients": clients or "auto", "ideal_s": round(ideal, 3),
-            "wall_s_median": round(wall, 3), "walls": [round(w, 3) for w in walls], "wall_over_ideal": round(wall / ideal, 3),
+        bare_walls.append(asyncio.run(bare_wall(origin, bodies, latency, concurrency, count)))
+
+    def row(values: list[float]) -> dict[str, object]:
+        wall = statistics.median(values)
+        return {"wall_s_median": round(wall, 3), "walls": [round(w, 3) for w in values], "wall_over_ideal": round(wall / ideal, 3)}
+
+    judged_row, bare_row = row(judged_walls), row(bare_walls)
+    return {"n": n, "latency_s": latency, "concurrency": concurrency, "clients": count, "ideal_s": round(ideal, 3),
+            "judgesdk": judged_row, "bare_openai": bare_row,
+            "judgesdk_over_bare": round(float(judged_row["wall_s_median"]) / float(bare_row["wall_s_median"]), 3),  # type: ignore[arg-type]
             "load": os.getloadavg()}  # fmt: skip
 
 
-async def bare_wall(origin: str, n: int, latency: float, concurrency: int, clients: int) -> float:
-    """The same N requests from bare ``openai.AsyncOpenAI`` clients (round robin), C in flight: seconds."""
+async def bare_wall(origin: str, bodies: list[dict], latency: float, concurrency: int, clients: int) -> float:  # type: ignore[type-arg]
+    """``bodies`` from bare ``openai.AsyncOpenAI`` clients (round robin), C in flight: seconds."""
     import itertools
 
     import openai
@@ -143,28 +180,17 @@ async def bare_wall(origin: str, n: int, latency: float, concurrency: int, clien
     turn = itertools.cycle(pool)
     gate = asyncio.Semaphore(concurrency)
 
-    async def one(i: int) -> None:
+    async def one(body: dict) -> None:  # type: ignore[type-arg]
         async with gate:
-            await next(turn).chat.completions.create(
-                model="bench-model", messages=[{"role": "user", "content": f"Rate item {i}."}], max_tokens=8, logprobs=True, top_logprobs=5
-            )
+            await next(turn).chat.completions.create(**body)
 
-    await asyncio.gather(*(one(-1 - i) for i in range(concurrency)))  # open the connections outside the timing
+    await asyncio.gather(*(one(bodies[i % len(bodies)]) for i in range(concurrency)))  # open the connections outside the timing
     started = time.perf_counter()
-    await asyncio.gather(*(one(i) for i in range(n)))
+    await asyncio.gather(*(one(body) for body in bodies))
     wall = time.perf_counter() - started
     for client in pool:
         await client.close()
     return wall
-
-
-def bare_vs_ideal(origin: str, n: int, latency: float, concurrency: int, repeats: int, clients: int | None) -> dict[str, object]:
-    count = clients or max(1, -(-concurrency // 16))
-    walls = [asyncio.run(bare_wall(origin, n, latency, concurrency, count)) for _ in range(repeats)]
-    wall = statistics.median(walls)
-    return {"n": n, "latency_s": latency, "concurrency": concurrency, "clients": count, "ideal_s": round(n * latency / concurrency, 3),
-            "wall_s_median": round(wall, 3), "walls": [round(w, 3) for w in walls],
-            "wall_over_ideal": round(wall / (n * latency / concurrency), 3), "load": os.getloadavg()}  # fmt: skip
 
 
 async def per_call(origin: str, calls: int) -> dict[str, object]:
@@ -227,11 +253,7 @@ def main() -> None:
         report = {
             "load_start": os.getloadavg(),
             "wall_vs_ideal": [
-                wall_vs_ideal(origin, args.rounds * c, lat, c, args.repeats, k or None)
-                for lat in args.latency for c in args.concurrency for k in args.clients
-            ],
-            "bare_openai_vs_ideal": [
-                bare_vs_ideal(origin, args.rounds * c, lat, c, args.repeats, k or None)
+                walls(origin, args.rounds * c, lat, c, args.repeats, k or None)
                 for lat in args.latency for c in args.concurrency for k in args.clients
             ],
             "per_call_overhead": asyncio.run(per_call(origin, args.calls)),

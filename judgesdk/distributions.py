@@ -13,6 +13,7 @@ judge that mostly wanted to say something else is visible rather than hidden by 
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from collections.abc import Iterable, Sequence
 
 from judgesdk.provider import TokenLogprob
@@ -32,7 +33,7 @@ def normalize_token(token: str) -> str:
     return token.strip(_STRIP).lower()
 
 
-def label_keys(label: str) -> set[str]:
+def label_keys(label: str) -> frozenset[str]:
     """Every normalized surface form that counts as ``label`` (the label itself, and a number's word)."""
     key = normalize_token(label)
     keys = {key}
@@ -40,7 +41,18 @@ def label_keys(label: str) -> set[str]:
         keys.add(_WORD_OF[int(key)])
     if key in NUMBER_WORDS:
         keys.add(str(NUMBER_WORDS[key]))
-    return keys
+    return frozenset(keys)
+
+
+@lru_cache(maxsize=256)
+def _labels_by_key(labels: tuple[str, ...]) -> dict[str, str]:
+    """Surface form -> the first label it counts as; built once per scale, since every one of a response's
+    top-20 alternatives is matched against every label."""
+    found: dict[str, str] = {}
+    for label in labels:
+        for key in label_keys(label):
+            found.setdefault(key, label)
+    return found
 
 
 def match_label(token: str, scale: Scale) -> str | None:
@@ -48,10 +60,7 @@ def match_label(token: str, scale: Scale) -> str | None:
     key = normalize_token(token)
     if not key:
         return None
-    for label in scale.labels:
-        if key in label_keys(label):
-            return label
-    return None
+    return _labels_by_key(scale.labels).get(key)
 
 
 def surface_variants(label: str) -> list[str]:

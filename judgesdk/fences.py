@@ -166,11 +166,14 @@ def _escape_tags(text: str, tag: re.Pattern[str]) -> str:
     return "".join(out) + text[last:] if out else text
 
 
+@lru_cache(maxsize=64)
 def neutralize(text: str, fences: Fences, *, line_start: bool = True) -> str:
     """``text`` with fence tags escaped and lines that read as the template's own quoted (module docstring).
 
     ``line_start``: whether ``text`` begins a line in the rendered prompt (else its first line follows a
     header on the same line, as in ``Summary: {{output}}``, and is not a line of its own).
+    Remembered for the last 64 texts: a source is judged with each of its outputs and criteria, and
+    scanning it line by line each time was a measurable share of a hosted judgement's CPU.
     """
     if fences.tag_pattern is not None:
         text = _escape_tags(text, fences.tag_pattern)
