@@ -31,7 +31,8 @@ import tempfile
 import time
 from collections.abc import Sequence
 
-from scipy.stats import spearmanr
+import numpy as np
+from scipy.stats import bootstrap, spearmanr
 
 from judgesdk.cache import CachedProvider, open_cache
 from judgesdk.meta.datasets import HumanRecord, load_dataset
@@ -116,11 +117,25 @@ def summarise(rows: dict[str, dict[str, list]]) -> dict[str, object]:
             "calls_vs_full": round(statistics.fmean(row["calls"]) / FULL, 3),
             "sample_spearman": rho,
             "kept_vs_full": round(rho / full_rho, 3) if rho is not None and full_rho else None,
+            "kept_ci95": kept_interval(rows["full"]["human"], row["human"]) if name != "full" else None,
             "agreement_with_full": mean(row["agreement"]),
             "constant_groups_skipped": sum(v is None for v in row["human"]),
             "wall_s": round(sum(row["wall"]), 2),
         }
     return out
+
+
+def kept_interval(full: list, strategy: list) -> list[float] | None:  # type: ignore[type-arg]
+    """95 % bootstrap interval (BCa, 2,000 resamples of documents) of mean(strategy) / mean(full), the
+    documents' two correlations resampled together; None with fewer than 3 documents where both exist."""
+    pairs = [(f, s) for f, s in zip(full, strategy) if f is not None and s is not None]
+    if len(pairs) < 3:
+        return None
+    res = bootstrap(
+        ([f for f, _ in pairs], [s for _, s in pairs]), lambda f, s: np.mean(s) / np.mean(f), paired=True,
+        vectorized=False, n_resamples=2000, confidence_level=0.95, random_state=0,
+    )  # fmt: skip
+    return [round(float(res.confidence_interval.low), 3), round(float(res.confidence_interval.high), 3)]
 
 
 def simulated_judge(group_scores: dict[str, float], tau: float, gamma: float, noise: float, seed: int) -> ScriptedProvider:
