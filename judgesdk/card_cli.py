@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from judgesdk.errors import InputError
-from judgesdk.score_cli import EXIT_INTERRUPTED, EXIT_OK, add_judge_flags, config_mapping
+from judgesdk.score_cli import EXIT_INTERRUPTED, EXIT_OK, add_judge_flags, config_mapping, judge_into
 
 __all__ = ["register", "results_path", "run_card"]
 
@@ -215,7 +215,6 @@ def _judge_pointwise(
     """Judge the items without a final row in ``path`` as ``judgesdk score -o`` does. Returns (judged now, interrupted)."""
     from judgesdk.judge import Judge
     from judgesdk.records import Ledger, ask_for, is_final
-    from judgesdk.score_cli import _judge_into
 
     ask = ask_for(config, criterion)
     judge = Judge.from_config(config, adapters=adapters)
@@ -237,7 +236,7 @@ def _judge_pointwise(
         if not todo:
             judge.close()
             return 0, False
-        results, _, interrupted = _judge_into(judge, todo, criterion, ask, ledger, quiet)  # closes the judge
+        results, _, interrupted = judge_into(judge, todo, criterion, ask, ledger, quiet)  # closes the judge
     finally:
         ledger.close()
     judge.require_usable()

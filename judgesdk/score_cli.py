@@ -161,7 +161,7 @@ def run_score(args: argparse.Namespace) -> int:
         more = beside.rows(config, [(criterion, [item for item, _ in todo])]) if beside is not None else None
         if config.jury is not None:  # the jury's summary lines (alpha, flags) cover the resumed rows too
             more = lambda jury: jury.summary_rows(done)  # noqa: E731
-        results, work, interrupted = _judge_into(judge, todo, criterion, ask, ledger, args.quiet, more)
+        results, work, interrupted = judge_into(judge, todo, criterion, ask, ledger, args.quiet, more)
     finally:
         if ledger is not None:
             ledger.close()
@@ -176,13 +176,14 @@ def run_score(args: argparse.Namespace) -> int:
     return EXIT_OK if unscored_before == 0 and all(r.score is not None for r in results) else EXIT_INCOMPLETE
 
 
-def _judge_into(
+def judge_into(
     judge: Any, todo: list[tuple[JudgeItem, dict[str, Any]]], criterion: Any, ask: Any, ledger: Ledger | None, quiet: bool,
     more_work: Any = None,
 ) -> tuple[list[JudgeResult], list[tuple[str, str]], bool]:
     """Judge ``todo``, each result written (``ledger``) or printed as it exists. Returns the results in input
     order (in finishing order when interrupted), the model's work summary (with ``more_work(judge)``'s rows,
-    read before the judge closes), and whether Ctrl-C stopped it."""
+    read before the judge closes), and whether Ctrl-C stopped it. Closes ``judge``. ``judgesdk card`` judges
+    through it too, so a card's results file is a ``judgesdk score`` results file."""
     finished: dict[int, JudgeResult] = {}
     interrupted = False
     try:
