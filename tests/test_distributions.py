@@ -2,11 +2,15 @@ import math
 
 import pytest
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from judgesdk.distributions import (
     from_answer,
     from_label_logprobs,
     from_samples,
     from_top_logprobs,
+    label_keys,
     match_label,
     normalize_token,
 )
@@ -31,6 +35,19 @@ def test_token_variants_merge_into_one_label(token, label):
 @pytest.mark.parametrize("token", ["50", "15", "score", "", " ", "\n", "5th"])
 def test_tokens_that_are_not_labels(token):
     assert match_label(token, LIKERT) is None
+
+
+SCALES = [LIKERT, Scale.likert(0, 10), Scale.letters(), Scale(labels=("Yes", "No", "yes!"), values=(1.0, 0.0, 0.5))]
+SURFACES = st.sampled_from(["1", "5", "10", "0", "one", "Ten", "A", "e", "yes", "No", "▁3", "Ġfive", "**B**", "(yes)", "x", ""])
+
+
+@given(st.sampled_from(SCALES), st.one_of(SURFACES, st.text(max_size=6)))
+def test_the_label_table_answers_as_the_first_label_with_that_surface_form(scale, token):
+    """``match_label`` looks labels up in a table built once per scale; it must answer as scanning the
+    scale's labels in order did (the first label whose surface forms hold the token's normalized form)."""
+    key = normalize_token(token)
+    scanned = next((label for label in scale.labels if key in label_keys(label)), None) if key else None
+    assert match_label(token, scale) == scanned
 
 
 def test_normalize_strips_markers_and_case():
