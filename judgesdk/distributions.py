@@ -13,8 +13,8 @@ judge that mostly wanted to say something else is visible rather than hidden by 
 from __future__ import annotations
 
 import math
-from functools import lru_cache
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 
 from judgesdk.provider import TokenLogprob
 from judgesdk.types import LabelDistribution, Scale

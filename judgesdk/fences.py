@@ -172,8 +172,8 @@ def neutralize(text: str, fences: Fences, *, line_start: bool = True) -> str:
 
     ``line_start``: whether ``text`` begins a line in the rendered prompt (else its first line follows a
     header on the same line, as in ``Summary: {{output}}``, and is not a line of its own).
-    Remembered for the last 64 texts: a source is judged with each of its outputs and criteria, and
-    scanning it line by line each time was a measurable share of a hosted judgement's CPU.
+    Remembered for the last 64 texts: a source is judged with each of its outputs and criteria, and was
+    scanned line by line for every one of them.
     """
     if fences.tag_pattern is not None:
         text = _escape_tags(text, fences.tag_pattern)

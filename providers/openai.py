@@ -143,9 +143,10 @@ class OpenAIProvider:
     async def _chat(self, request: GenerateRequest) -> GenerateResponse:
         """One live chat completion, sent with the SDK's documented direct ``post`` (its auth, headers,
         timeouts and typed errors) rather than ``chat.completions.create``: the body is plain JSON already,
-        which ``create``'s per-call TypedDict transform leaves as it is while costing 0.55 ms, the largest
-        share of a hosted judgement's CPU; the answer is read as JSON, as a Batch API line is, instead of
-        being built into pydantic models. ``tests/test_provider_openai_wire.py`` holds the transform to identity."""
+        which ``create``'s per-call TypedDict transform leaves as it is while costing more CPU than the rest
+        of a hosted judgement (``benchmarks/README.md``, "Hosted latency"); the answer is read as JSON, as a
+        Batch API line is, instead of being built into pydantic models. ``tests/test_provider_openai_wire.py``
+        holds the transform to the identity on every body this adapter makes."""
         answer = await self._client.post(CHAT_PATH, body=self.chat_body(request), cast_to=httpx.Response)
         return self.chat_response(answer.json(), request)
 
