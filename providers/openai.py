@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from judgesdk.providers._sdk import PLACEHOLDER_KEY, chat_logprob_tokens, chat_usage, classify, field, is_default_host, key_for_host
 
-from judgesdk.errors import AuthError, CapabilityError, PermanentError
+from judgesdk.errors import AuthError, CapabilityError, PermanentError, TransientError
 from judgesdk.provider import (
     Capabilities,
     Choice,
@@ -148,7 +148,14 @@ class OpenAIProvider:
         Batch API line is, instead of being built into pydantic models. ``tests/test_provider_openai_wire.py``
         holds the transform to the identity on every body this adapter makes."""
         answer = await self._client.post(CHAT_PATH, body=self.chat_body(request), cast_to=httpx.Response)
-        return self.chat_response(answer.json(), request)
+        try:
+            completion = answer.json()
+        except ValueError:  # a proxy's page, a cut body: worth asking again, and named if it persists
+            raise TransientError(
+                f"{self.kind}: {self.endpoint} answered {answer.status_code} with a body that is not JSON: {answer.text[:200]!r}",
+                provider=self.kind,
+            ) from None
+        return self.chat_response(completion, request)
 
     async def _completion(self, request: GenerateRequest) -> GenerateResponse:
         params = self._sampling(request)

@@ -55,11 +55,12 @@ class Recorder(BaseHTTPRequestHandler):
 
     seen: list[tuple[str, str, dict[str, Any]]] = []
     status = 200
+    body: bytes | None = None  # answered instead of the completion when set
 
     def do_POST(self) -> None:  # noqa: N802 - the http.server hook's name
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         Recorder.seen.append((self.path, self.headers.get("Authorization", ""), body))
-        payload = json.dumps(ANSWER if Recorder.status == 200 else {"error": {"message": "no", "type": "x"}}).encode()
+        payload = Recorder.body or json.dumps(ANSWER if Recorder.status == 200 else {"error": {"message": "no", "type": "x"}}).encode()
         self.send_response(Recorder.status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(payload)))
@@ -72,7 +73,7 @@ class Recorder(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def server() -> Any:
-    Recorder.seen, Recorder.status = [], 200
+    Recorder.seen, Recorder.status, Recorder.body = [], 200, None
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), Recorder)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
@@ -127,4 +128,18 @@ def test_status_errors_stay_typed(server: str, status: int, error: type[Exceptio
             await provider.aclose()
 
     with pytest.raises(error):
+        asyncio.run(call())
+
+
+def test_a_body_that_is_not_json_is_a_transient_error_that_names_it(server: str) -> None:
+    Recorder.body = b"<html>gateway says hello</html>"
+    provider = OpenAIProvider("m", base_url=server, api_key="k")
+
+    async def call() -> None:
+        try:
+            await provider.generate(REQUESTS[0])
+        finally:
+            await provider.aclose()
+
+    with pytest.raises(TransientError, match="not JSON: '<html>gateway says hello</html>'"):
         asyncio.run(call())
