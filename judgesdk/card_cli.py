@@ -14,7 +14,7 @@ interrupted run resumes. With several criteria each has its own file, ``RESULTS.
 document's outputs by comparisons in both orders (004; ``--strategy``, ``--budget``) and writes one row per
 output holding its win ratio and the verdicts in which it was shown first (positional bias comes from them).
 
-The card (:mod:`judgesdk.meta.card`, which owns its format) goes to ``--card STEM``: ``STEM.md`` and
+The card (:mod:`judgesdk.meta.card`, written by :mod:`judgesdk.meta.card_files`) goes to ``--card STEM``: ``STEM.md`` and
 ``STEM.json``. Its agreement figures are ``judgesdk meta-eval``'s on the same files (each section prints the
 command that reproduces them). Exit codes: 0 card written, 3 bad input (the message says what to fix), 130
 interrupted (finished rows kept: run the same command again).
@@ -395,7 +395,8 @@ def run_card(args: argparse.Namespace, *, adapters: Sequence[Any] | None = None)
     provider in tests), as in :meth:`judgesdk.judge.Judge.from_config`."""
     from importlib.metadata import PackageNotFoundError, version
 
-    from judgesdk.meta.card import JudgeIdentity, LabelledSet, build_card, criterion_card, write_card
+    from judgesdk.meta.card import JudgeIdentity, LabelledSet, build_card, criterion_card
+    from judgesdk.meta.card_files import write_card
 
     _check_args(args)
     records, view, human_file, subset, text = _labelled(args)
