@@ -116,9 +116,8 @@ def test_a_live_call_sends_what_create_sends(server: str, request_: GenerateRequ
         assert response.choices[0].tokens is None
 
 
-@pytest.mark.parametrize(("status", "error"), [(401, AuthError), (429, RateLimitError), (503, TransientError)])
-def test_status_errors_stay_typed(server: str, status: int, error: type[Exception]) -> None:
-    Recorder.status = status
+def generate_once(server: str) -> None:
+    """One request from a fresh adapter, closed afterwards whatever it raised."""
     provider = OpenAIProvider("m", base_url=server, api_key="k")
 
     async def call() -> None:
@@ -127,19 +126,17 @@ def test_status_errors_stay_typed(server: str, status: int, error: type[Exceptio
         finally:
             await provider.aclose()
 
+    asyncio.run(call())
+
+
+@pytest.mark.parametrize(("status", "error"), [(401, AuthError), (429, RateLimitError), (503, TransientError)])
+def test_status_errors_stay_typed(server: str, status: int, error: type[Exception]) -> None:
+    Recorder.status = status
     with pytest.raises(error):
-        asyncio.run(call())
+        generate_once(server)
 
 
 def test_a_body_that_is_not_json_is_a_transient_error_that_names_it(server: str) -> None:
     Recorder.body = b"<html>gateway says hello</html>"
-    provider = OpenAIProvider("m", base_url=server, api_key="k")
-
-    async def call() -> None:
-        try:
-            await provider.generate(REQUESTS[0])
-        finally:
-            await provider.aclose()
-
     with pytest.raises(TransientError, match="not JSON: '<html>gateway says hello</html>'"):
-        asyncio.run(call())
+        generate_once(server)
