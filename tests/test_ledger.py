@@ -296,7 +296,18 @@ class Interrupting(ScriptedProvider):
         return await super().generate(request)
 
 
-def test_ctrl_c_keeps_finished_results_prints_one_line_exits_130_and_resumes(tmp_path, provider, capsys, monkeypatch):
+@pytest.fixture
+def ctrl_c_raises():
+    """Ctrl-C as a user at a terminal meets it: Python's own SIGINT handler, which raises KeyboardInterrupt.
+    A process started in the background by a non-interactive shell (``pytest &``, ``nohup``, some CI
+    runners) inherits SIGINT *ignored*, and Python rightly keeps it ignored, so without this the simulated
+    key press would be dropped and the run would finish normally."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
+def test_ctrl_c_keeps_finished_results_prints_one_line_exits_130_and_resumes(tmp_path, provider, capsys, monkeypatch, ctrl_c_raises):
     outputs = ["a Q4", "b Q3", "c Q5 STOP", "d Q2", "e Q1"]
     items = write_items(tmp_path / "items.jsonl", [{"id": o[0], "output": o} for o in outputs])
     out = tmp_path / "results.jsonl"
