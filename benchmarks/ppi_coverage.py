@@ -13,8 +13,10 @@ NAME`: the lines of benchmarks/fused_signals.py, each with doc_id, system_id and
 
 The population is the set of items with both a judge score and a human score; its mean human score is the
 truth. Each replication draws the slice with judgesdk.gate.draw_slice (seed = --seed + replication), treats
-the other items as unlabelled, and computes judgesdk.gate.ppi_mean. With --check-ppi-py every replication is
-also computed by ppi-python (ppi_py.ppi_mean_ci, lam=None) and the largest difference is printed.
+the other items as unlabelled, and computes judgesdk.gate.ppi_mean with each --methods entry: `cross-fit`
+(the gate's default, bounded by --scale) and `ppi++` (ppi-python's interval). With --check-ppi-py every
+`ppi++` replication is also computed by ppi-python (ppi_py.ppi_mean_ci, lam=None) and the largest
+difference is printed.
 """
 
 from __future__ import annotations
@@ -56,15 +58,19 @@ def judge_scores(args: argparse.Namespace) -> dict[tuple[str, str], float]:
     return scores
 
 
-def replicate(human: np.ndarray, judge: np.ndarray, n: int, reps: int, seed: int, confidence: float, check: object | None) -> dict:
+def replicate(
+    human: np.ndarray, judge: np.ndarray, n: int, reps: int, seed: int, confidence: float, check: object | None,
+    method: str = "cross-fit", bounds: tuple[float, float] | None = None,
+) -> dict:
     truth = float(human.mean())
     ids = [str(i) for i in range(len(human))]
     rows, worst = [], 0.0
+    check = check if method == "ppi++" else None
     for rep in range(reps):
         chosen = np.array([int(i) for i in draw_slice(ids, n, seed=seed + rep)])
         mask = np.zeros(len(human), bool)
         mask[chosen] = True
-        est = ppi_mean(human[chosen], judge[chosen], judge[~mask], confidence=confidence)
+        est = ppi_mean(human[chosen], judge[chosen], judge[~mask], confidence=confidence, method=method, bounds=bounds)
         if check is not None:
             low, high = (float(np.squeeze(v)) for v in check.ppi_mean_ci(human[chosen], judge[chosen], judge[~mask], alpha=1 - confidence))
             worst = max(worst, abs(low - est.corrected.low), abs(high - est.corrected.high))
@@ -72,6 +78,7 @@ def replicate(human: np.ndarray, judge: np.ndarray, n: int, reps: int, seed: int
     a = np.array(rows)
     judge_only = ppi_mean(human[:2], judge[:2], judge[2:]).judge_only  # the same for every slice
     return {
+        "method": method,
         "items": len(human),
         "truth": truth,
         "correlation": float(np.corrcoef(human, judge)[0, 1]),
@@ -102,6 +109,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reps", type=int, default=1000, help="random slices (default 1000)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--confidence", type=float, default=0.95)
+    parser.add_argument("--methods", default="cross-fit,ppi++", help="comma list of ppi_mean methods (default cross-fit,ppi++)")
+    parser.add_argument("--scale", default="1-5", help="the labels' scale LOW-HIGH, which bounds the cross-fit interval (default 1-5)")
     parser.add_argument("--check-ppi-py", action="store_true", help="also compute every interval with ppi-python and report the largest difference")
     parser.add_argument("--json", type=Path, help="write the figures as JSON here")
     parser.add_argument("--write-predictions", type=Path, help="also write the judge scores read, in --predictions format (a snapshot of a growing signals file)")
@@ -123,6 +132,11 @@ def main(argv: list[str] | None = None) -> int:
         args.write_predictions.write_text(
             "".join(json.dumps({"doc_id": d, "system_id": s, "score": v}) + "\n" for (d, s), v in scores.items()), encoding="utf-8"
         )
+    methods = [m.strip() for m in args.methods.split(",") if m.strip()]
+    if not methods or any(m not in ("cross-fit", "ppi++") for m in methods):
+        parser.error(f"--methods takes cross-fit and/or ppi++, got {args.methods!r}")
+    low, _, high = args.scale.partition("-")
+    bounds = (float(low), float(high))
     started = time.perf_counter()
     results = {}
     for dim in args.dimension or dimensions(records):
@@ -131,10 +145,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{dim}: only {len(pairs)} items have both scores; need more than --n {args.n}", file=sys.stderr)
             continue
         h, j = (np.array(v) for v in zip(*pairs))
-        results[dim] = replicate(h, j, args.n, args.reps, args.seed, args.confidence, check)
+        for method in methods:
+            results[f"{dim} ({method})"] = replicate(h, j, args.n, args.reps, args.seed, args.confidence, check, method, bounds)
     source = args.predictions or f"{args.signals} features.{args.feature}"
     print(f"judge: {source}; human: {args.dataset or args.human}; n = {args.n} labels per slice, {args.reps} slices, "
-          f"{args.confidence:.0%} intervals, seed {args.seed} ({time.perf_counter() - started:.1f}s)")
+          f"{args.confidence:.0%} intervals, seed {args.seed}, cross-fit bounded by {args.scale} ({time.perf_counter() - started:.1f}s)")
     print("| dimension | items | r(judge, human) | coverage corrected | coverage human-only | Monte Carlo s.e. | judge-only covers | "
           "median width corrected | median width human-only | ratio | median lambda | median effective labels |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
@@ -143,9 +158,9 @@ def main(argv: list[str] | None = None) -> int:
               f"{(r['coverage_corrected'] * (1 - r['coverage_corrected']) / args.reps) ** 0.5:.3f} | {'yes' if r['judge_only_covers'] else 'no'} | {r['median_width_corrected']:.3f} | {r['median_width_human_only']:.3f} | "
               f"{r['median_width_corrected'] / r['median_width_human_only']:.3f} | {r['median_lambda']:.2f} | "
               f"{r['median_effective_labels']:.1f} |")
-    if check is not None:
-        print("largest |difference| from ppi-python over all slices: "
-              + ", ".join(f"{d} {r['max_abs_diff_vs_ppi_py']:.1e}" for d, r in results.items()))
+    if check is not None and "ppi++" in methods:
+        print("largest |difference| of ppi++ from ppi-python over all slices: "
+              + ", ".join(f"{d} {r['max_abs_diff_vs_ppi_py']:.1e}" for d, r in results.items() if r["method"] == "ppi++"))
     if args.json is not None:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from scipy import stats
 
 from judgesdk.errors import ConfigError, InputError
 from judgesdk.gate import (
@@ -27,7 +28,7 @@ from judgesdk.gate import (
     render_markdown,
     rogan_gladen,
 )
-from judgesdk.gate.ppi import mean_interval, proportion_interval
+from judgesdk.gate.ppi import mean_interval, ppi_lambda, ppi_lambdas_left_out, proportion_interval
 
 REQUIRE_INTEGRATION = os.environ.get("JUDGESDK_REQUIRE_INTEGRATION") == "1"
 
@@ -68,7 +69,7 @@ def test_ppi_mean_matches_ppi_python_to_1e_6():
         yl, fl, fu = y[:n], f[:n], f[n:]
         for confidence in (0.8, 0.9, 0.95):
             alpha = 1 - confidence
-            ours = ppi_mean(yl, fl, fu, confidence=confidence)
+            ours = ppi_mean(yl, fl, fu, confidence=confidence, method="ppi++")
             low, high = (float(np.squeeze(v)) for v in ppi_py.ppi_mean_ci(yl, fl, fu, alpha=alpha))
             point = float(np.squeeze(ppi_py.ppi_mean_pointestimate(yl, fl, fu, lam=None)))
             classical = ppi_py.classical_mean_ci(yl, alpha=alpha)
@@ -77,10 +78,61 @@ def test_ppi_mean_matches_ppi_python_to_1e_6():
                 abs(ours.human_only.low - classical[0]), abs(ours.human_only.high - classical[1]),
             )  # fmt: skip
             for lam in (0.0, 0.5, 1.0):  # a fixed lambda: plain PPI at 1, the classical interval at 0
-                fixed = ppi_mean(yl, fl, fu, confidence=confidence, lam=lam)
+                fixed = ppi_mean(yl, fl, fu, confidence=confidence, lam=lam, method="ppi++")
                 low, high = (float(np.squeeze(v)) for v in ppi_py.ppi_mean_ci(yl, fl, fu, alpha=alpha, lam=lam))
                 worst = max(worst, abs(fixed.corrected.low - low), abs(fixed.corrected.high - high))
+                # the default (cross-fit) interval at a fixed lam: ppi-python's estimate and standard error
+                crossed = ppi_mean(yl, fl, fu, confidence=confidence, lam=lam)
+                z = (high - low) / 2 / float(stats.norm.ppf(1 - alpha / 2))
+                worst = max(worst, abs(crossed.corrected.estimate - (low + high) / 2), abs(crossed.se - z))
     assert worst < 1e-6
+
+
+def test_cross_fitted_lambdas_are_ppi_lambda_on_the_other_labelled_items():
+    rng = np.random.default_rng(17)
+    for case in range(40):
+        n, big_n = int(rng.integers(2, 90)), int(rng.integers(1, 700))
+        y, f = _population(rng, n + big_n, rng.uniform(-0.9, 0.99), bias=rng.normal(-3, 2), scale=rng.uniform(0.1, 4))
+        y = np.round(y) if case % 2 else y
+        for clip in (True, False):
+            left_out = ppi_lambdas_left_out(y[:n], f[:n], f[n:], clip)
+            one_by_one = [ppi_lambda(np.delete(y[:n], i), np.delete(f[:n], i), f[n:], clip) for i in range(n)]
+            assert np.allclose(left_out, one_by_one, rtol=0, atol=1e-9)
+    est = ppi_mean(y[:n], f[:n], f[n:])
+    lams = ppi_lambdas_left_out(y[:n], f[:n], f[n:])
+    assert est.lam == pytest.approx(lams.mean())
+    assert est.corrected.estimate == pytest.approx(lams.mean() * f[n:].mean() + np.mean(y[:n] - lams * f[:n]))
+
+
+def test_the_default_interval_is_t_on_the_logit_of_the_bounded_mean():
+    rng = np.random.default_rng(23)
+    y = np.clip(np.round(4.6 + rng.standard_normal(40)), 1, 5)  # piled at the top of 1-5
+    f = y + rng.standard_normal(40)
+    fu = rng.normal(4.5, 1.2, 400)
+    est = ppi_mean(y, f, fu, bounds=(1, 5))
+    c, t = est.corrected, float(stats.t.ppf(0.975, 39))
+    u = (c.estimate - 1) / 4
+    centre, spread = np.log(u / (1 - u)), t * est.se / (4 * u * (1 - u))
+    assert c.low == pytest.approx(1 + 4 / (1 + np.exp(-(centre - spread))))
+    assert c.high == pytest.approx(1 + 4 / (1 + np.exp(-(centre + spread))))
+    assert 1 < c.low < c.estimate < c.high < 5 and c.high - c.estimate < c.estimate - c.low  # reaches further from 5
+    unbounded = ppi_mean(y, f, fu)
+    assert unbounded.corrected.high - unbounded.corrected.estimate == pytest.approx(t * est.se)
+    assert "logit" in est.human_only.method and est.human_only.estimate == pytest.approx(y.mean())
+
+
+def test_every_label_equal_gives_the_exact_bound_not_a_zero_width_interval():
+    f, fu = np.linspace(0, 1, 50), np.linspace(0, 1, 500)
+    top = ppi_mean(np.full(50, 5.0), f, fu, bounds=(1, 5))
+    assert top.corrected.high == 5 and top.corrected.low == pytest.approx(1 + 4 * 0.025 ** (1 / 50))  # 4.7155
+    middle = ppi_mean(np.full(50, 3.0), f, fu, bounds=(1, 5), confidence=0.9).corrected
+    reach = 1 - 0.05 ** (1 / 50)
+    assert (middle.low, middle.high) == pytest.approx((3 - 2 * reach, 3 + 2 * reach))
+    assert ppi_mean(np.full(50, 5.0), f, fu).corrected.width == 0  # without bounds nothing can be said
+    with pytest.raises(ValueError, match="bounds"):
+        ppi_mean([1, 2], [1, 2], [1], bounds=(5, 1))
+    with pytest.raises(ValueError, match="method"):
+        ppi_mean([1, 2], [1, 2], [1], method="wald")  # type: ignore[arg-type]
 
 
 # -- PPI++ statistics ----------------------------------------------------------------------------------
@@ -144,7 +196,7 @@ def test_effective_labels_and_the_two_ends_of_lambda():
     assert est.judge_only.n == 500 and est.judge_only.estimate == pytest.approx(f.mean())
     human = ppi_mean(y[:40], f[:40], f[40:], lam=0.0)
     assert human.corrected.low == pytest.approx(est.human_only.low) and human.effective_labels == pytest.approx(40)
-    assert mean_interval(y[:40]).high == pytest.approx(est.human_only.high)
+    assert mean_interval(y[:40]).high == pytest.approx(ppi_mean(y[:40], f[:40], f[40:], method="ppi++").human_only.high)
     everything = ppi_mean(y, f, [])  # every item labelled: the judge adds nothing
     assert everything.lam == 0 and everything.corrected.estimate == pytest.approx(y.mean())
     flat = ppi_mean(y[:40], np.ones(40), np.ones(460))  # a constant judge carries no information
@@ -325,6 +377,28 @@ def test_ppi_gate_end_to_end_pass_and_fail(tmp_path):
     assert "### Corrected estimates (human scale)" in markdown and "labels worth" in markdown
     strict = evaluate_gates(load_gate_config(_gate_file(tmp_path, f'[[gates]]\nkind = "ppi_ci_lower"\ncriterion = "quality"\nmin = {truth}\n')))
     assert _gate(strict, "ppi_ci_lower").outcome == "fail" and strict.exit_code == 1
+
+
+def test_ppi_gate_bounds_its_interval_by_the_criterion_scale_and_keeps_ppi_python_on_request(tmp_path):
+    _write_run(tmp_path)
+    gate = '[[gates]]\nkind = "ppi_ci_lower"\ncriterion = "quality"\nmin = 1\n'
+    default = _gate(evaluate_gates(load_gate_config(_gate_file(tmp_path, gate))), "ppi_ci_lower")
+    assert default.details["method"] == "cross-fit" and "cross-fit, t, logit on [1, 5]" in default.message
+    labels = read_labels(tmp_path / "labels.jsonl").values
+    rows = [json.loads(line) for line in (tmp_path / "results.jsonl").read_text().splitlines()]
+    judge = {r["id"]: r["score"] for r in rows}
+    y = np.array(list(labels.values()))
+    f = np.array([judge[i] for i in labels])
+    fu = np.array([s for i, s in judge.items() if i not in labels])
+    plain = _gate(evaluate_gates(load_gate_config(_gate_file(tmp_path, gate + 'method = "ppi++"\n'))), "ppi_ci_lower")
+    reference = ppi_mean(y, f, fu, method="ppi++").corrected
+    assert (plain.details["low"], plain.details["high"]) == pytest.approx((reference.low, reference.high), abs=1e-12)
+    assert default.details["low"] == pytest.approx(ppi_mean(y, f, fu, bounds=(1, 5)).corrected.low, abs=1e-12)
+    first = next(iter(labels))  # a label off the 1-5 scale: the interval is not bounded by it, and says so
+    text = (tmp_path / "labels.jsonl").read_text().replace(f'"label": {labels[first]}', '"label": 7.0', 1)
+    (tmp_path / "labels.jsonl").write_text(text)
+    off = _gate(evaluate_gates(load_gate_config(_gate_file(tmp_path, gate))), "ppi_ci_lower")
+    assert "1 label(s) outside the criterion's scale 1-5" in off.message and "logit" not in off.message
 
 
 def test_corrected_pass_rate_gate_end_to_end_and_its_refusal(tmp_path):

@@ -211,16 +211,23 @@ def _check_ppi(gate: PPICILowerGate, run: CriterionRun, labels: HumanLabels | No
     joined = _slice(gate, run, labels)
     if isinstance(joined, GateResult):
         return joined
-    est = ppi_mean(joined.human, joined.judge, joined.judge_unlabelled, confidence=gate.confidence)
+    values = run.criterion.scale.values
+    bounds = (min(values), max(values))
+    outside = [v for v in joined.human if not bounds[0] <= v <= bounds[1]]
+    est = ppi_mean(
+        joined.human, joined.judge, joined.judge_unlabelled, confidence=gate.confidence, method=gate.method,
+        bounds=None if outside else bounds,
+    )  # fmt: skip
     c, h, j = est.corrected, est.human_only, est.judge_only
+    unbounded = f"; {len(outside)} label(s) outside the criterion's scale {bounds[0]:g}-{bounds[1]:g}, so the interval is not bounded by it" if outside else ""
     message = (
-        f"corrected {gate.confidence:.0%} CI of the mean human score {_span(c)} (PPI++, estimate {c.estimate:.3f}, lambda "
+        f"corrected {gate.confidence:.0%} CI of the mean human score {_span(c)} ({c.method}, estimate {c.estimate:.3f}, lambda "
         f"{est.lam:.2f}; {est.n_labelled} labels worth {est.effective_labels:.1f}); human only {_span(h)} (n={h.n}); "
-        f"judge only {_span(j)} (N={j.n}, uncorrected){_scale_note(run)}"
+        f"judge only {_span(j)} (N={j.n}, uncorrected){_scale_note(run)}{unbounded}"
     )
     return _result(
         gate, "quality", c.low >= gate.min, c.low, gate.min, message,
-        estimate=c.estimate, low=c.low, high=c.high, lam=est.lam, effective_labels=est.effective_labels,
+        estimate=c.estimate, low=c.low, high=c.high, lam=est.lam, effective_labels=est.effective_labels, method=est.method,
         n_labelled=est.n_labelled, n_unlabelled=est.n_unlabelled, unscored_labels=joined.unscored,
         intervals=_sides(judge_only=j, human_only=h, corrected=c),
     )  # fmt: skip

@@ -100,12 +100,15 @@ class PPICILowerGate(_Gate):
     """Quality: the lower bound of the PPI++ corrected CI of the mean human score is at least ``min``.
 
     Needs ``labels`` on the criterion: human labels of a random slice of this run (judgesdk.gate.ppi).
+    ``method``: ``cross-fit`` (default; cross-fitted lambda, t quantile, bounded by the criterion's scale)
+    or ``ppi++`` (ppi-python's normal interval, which under-covers on labels piled at one end of the scale).
     """
 
     kind: Literal["ppi_ci_lower"]
     min: float
     confidence: float = Field(default=0.95, gt=0.0, lt=1.0)
     min_labels: int = Field(default=30, ge=2)  # fewer labels in the file is an input error
+    method: Literal["cross-fit", "ppi++"] = "cross-fit"
 
 
 class CorrectedPassRateGate(_Gate):

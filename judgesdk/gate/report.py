@@ -106,7 +106,7 @@ def _corrected_rows(verdict: Verdict) -> list[str]:
             continue
         d = g.details
         if "lam" in d:
-            how = f"PPI++, lambda {d['lam']:.2f}; {d['n_labelled']} labels worth {d['effective_labels']:.1f}"
+            how = f"PPI++ ({d.get('method', 'ppi++')}), lambda {d['lam']:.2f}; {d['n_labelled']} labels worth {d['effective_labels']:.1f}"
         elif d.get("refused"):
             how = f"refused: {d['refused']}"
         else:

@@ -153,9 +153,11 @@ def plan_labels(
     the judge's scores on every scored item of the run (pilot included). The moments come from the pilot
     (sd of the labels, judge-human correlation, ddof 1) and the whole run (sd of the judge); for each
     candidate n the PPI++ variance ``lam^2 var(f)/(N-n) + var(y - lam f)/n`` is evaluated at its tuned lam
-    (:func:`judgesdk.gate.ppi.ppi_lambda`'s formula) and the smallest n whose ``z * se <= half_width`` is
-    returned; the human-only count is ``ceil((z sd_y / half_width)^2)``. The pilot's estimates are noisy:
-    treat the answer as a guide, and re-plan from the bigger slice.
+    (:func:`judgesdk.gate.ppi.ppi_lambda`'s formula) and the smallest n whose ``t * se <= half_width`` is
+    returned (t: Student's quantile with n - 1 degrees of freedom, as the gate's default interval uses);
+    the human-only count is the smallest n with ``t * sd_y / sqrt(n) <= half_width``. The pilot's estimates
+    are noisy, and near an end of the scale the gate's interval is asymmetric: treat the answer as a guide,
+    and re-plan from the bigger slice.
     """
     y = np.asarray(human, dtype=float)
     f = np.asarray(judge_labelled, dtype=float)
@@ -166,15 +168,18 @@ def plan_labels(
         raise InputError(f"{len(y)} pilot labels but {len(f)} judge scores for them")
     if len(y) < 5:
         raise InputError(f"a pilot slice of {len(y)} labels says nothing about the variances: label at least 5 (better 20-30)")
-    z = float(stats.norm.ppf(1 - (1 - confidence) / 2))
     sd_y = float(np.std(y, ddof=1))
     sd_f = float(np.std(fa, ddof=1)) if len(fa) > 1 else 0.0
     sd_fp = float(np.std(f, ddof=1))
     rho = float(np.corrcoef(y, f)[0, 1]) if sd_y > 0 and sd_fp > 0 else 0.0
     cov = rho * sd_y * sd_f
     n_total = len(fa)
-    n_human = max(2, math.ceil((z * sd_y / half_width) ** 2))
+    tail = 1 - (1 - confidence) / 2
+    n_human = max(2, math.ceil((float(stats.norm.ppf(tail)) * sd_y / half_width) ** 2))  # z's answer, a lower bound
+    while float(stats.t.ppf(tail, n_human - 1)) * sd_y / math.sqrt(n_human) > half_width:
+        n_human += 1
     n = np.arange(2, n_total + 1, dtype=float)
+    q = stats.t.ppf(tail, n - 1)
     rest = n_total - n
     with np.errstate(divide="ignore", invalid="ignore"):
         lam = np.where(rest > 0, cov / ((1 + n / np.maximum(rest, 1)) * max(sd_f**2, 1e-300)), 0.0)
@@ -183,7 +188,7 @@ def plan_labels(
     if sd_f == 0:
         lam = np.zeros_like(n)
     var = np.where(rest > 0, lam**2 * sd_f**2 / np.maximum(rest, 1), 0.0) + np.maximum(sd_y**2 - 2 * lam * cov + lam**2 * sd_f**2, 0.0) / n
-    ok = np.nonzero(z * np.sqrt(var) <= half_width)[0]
+    ok = np.nonzero(q * np.sqrt(var) <= half_width)[0]
     first = int(ok[0]) if len(ok) else None
     return LabelPlan(
         half_width=half_width, confidence=confidence, n_total=n_total, n_pilot=len(y), sd_human=sd_y, sd_judge=sd_f,
