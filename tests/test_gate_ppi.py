@@ -335,16 +335,21 @@ def test_plan_labels_from_a_pilot():
 # -- the gate kinds end to end ------------------------------------------------------------------------
 
 
-def _write_run(tmp_path: Path, *, rho: float = 0.8, n_items: int = 400, n_labels: int = 50, seed: int = 0, bias: float = -0.6):
-    """A results file of judge scores, and a labels file for a slice drawn by the planner."""
+def _write_run(
+    tmp_path: Path, *, rho: float = 0.8, n_items: int = 400, n_labels: int = 50, seed: int = 0, bias: float = -0.6,
+    human_shift: float = 0.0, slice_seed: int | None = None, name: str = "",
+):
+    """A results file of judge scores, and a labels file for a slice drawn by the planner (``name`` prefixes
+    both files; ``human_shift`` moves the human scores the judge does not see)."""
     rng = np.random.default_rng(seed)
     y, f = _population(rng, n_items, rho=rho, bias=3.2 + bias, scale=0.9)
+    y = np.clip(y + human_shift, 1, 5)
     ids = [f"doc{k // 4}:sys{k % 4}" for k in range(n_items)]
     rows = [{"id": i, "criterion": "quality", "method": "geval/exact", "status": "ok", "score": float(s)} for i, s in zip(ids, f)]
-    (tmp_path / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (tmp_path / f"{name}results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     human = dict(zip(ids, np.round(y)))
-    chosen = draw_slice(ids, n_labels, seed=seed)
-    (tmp_path / "labels.jsonl").write_text("".join(json.dumps({"id": i, "label": float(human[i])}) + "\n" for i in chosen))
+    chosen = draw_slice(ids, n_labels, seed=seed if slice_seed is None else slice_seed)
+    (tmp_path / f"{name}labels.jsonl").write_text("".join(json.dumps({"id": i, "label": float(human[i])}) + "\n" for i in chosen))
     return float(np.mean(list(human.values()))), float(np.mean(f))
 
 
@@ -399,6 +404,31 @@ def test_ppi_gate_bounds_its_interval_by_the_criterion_scale_and_keeps_ppi_pytho
     (tmp_path / "labels.jsonl").write_text(text)
     off = _gate(evaluate_gates(load_gate_config(_gate_file(tmp_path, gate))), "ppi_ci_lower")
     assert "1 label(s) outside the criterion's scale 1-5" in off.message and "logit" not in off.message
+
+
+def test_ppi_regression_catches_a_human_drop_the_judge_misses_and_passes_without_one(tmp_path):
+    before, _ = _write_run(tmp_path, n_items=800, n_labels=80, seed=1, slice_seed=10, name="base-")
+    after, _ = _write_run(tmp_path, n_items=800, n_labels=80, seed=1, slice_seed=11, human_shift=-0.6)
+    assert after < before - 0.4  # the humans' scores dropped; the judge's scores are the same numbers
+    criteria = '[[criteria]]\nname = "quality"\nlabels = "labels.jsonl"\nbaseline_labels = "base-labels.jsonl"\n'
+    gates = '[[gates]]\nkind = "regression"\ncriterion = "quality"\n\n[[gates]]\nkind = "ppi_regression"\ncriterion = "quality"\n'
+    (tmp_path / "gate.toml").write_text(f'results = "results.jsonl"\nbaseline = "base-results.jsonl"\n{criteria}{gates}')
+    verdict = evaluate_gates(load_gate_config(tmp_path / "gate.toml"))
+    assert _gate(verdict, "regression").outcome == "pass"  # judge scores alone: nothing changed
+    g = _gate(verdict, "ppi_regression")
+    assert g.outcome == "fail" and verdict.exit_code == 1, g.message
+    assert g.details["mean_change"] == pytest.approx(after - before, abs=0.25) and g.details["p"] < 0.05
+    assert g.details["n_labelled"] == 80 and g.details["baseline_n_labelled"] == 80 and "vs baseline" in g.message
+    assert "change" in render_markdown(verdict) and "baseline's corrected" in render_markdown(verdict)
+    _write_run(tmp_path, n_items=800, n_labels=80, seed=1, slice_seed=11)  # no drop: the same population, another slice
+    same = _gate(evaluate_gates(load_gate_config(tmp_path / "gate.toml")), "ppi_regression")
+    assert same.outcome == "pass" and abs(same.details["mean_change"]) < 0.25, same.message
+    tolerant = gates.replace('kind = "ppi_regression"\n', 'kind = "ppi_regression"\nmax_drop = 0.2\nname = "tolerant"\n')
+    (tmp_path / "gate.toml").write_text(f'results = "results.jsonl"\nbaseline = "base-results.jsonl"\n{criteria}{tolerant}')
+    assert _gate(evaluate_gates(load_gate_config(tmp_path / "gate.toml")), "ppi_regression").details["p"] > same.details["p"]
+    (tmp_path / "gate.toml").write_text(f'results = "results.jsonl"\nbaseline = "base-results.jsonl"\n{criteria.replace("baseline_labels", "# ")}{gates}')
+    with pytest.raises(ConfigError, match="set baseline_labels"):
+        load_gate_config(tmp_path / "gate.toml")
 
 
 def test_corrected_pass_rate_gate_end_to_end_and_its_refusal(tmp_path):

@@ -14,11 +14,13 @@ judge-only, human-only and corrected intervals side by side.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from scipy import stats
 from pydantic import BaseModel
 
 from judgesdk.calibration import Calibration
@@ -31,12 +33,13 @@ from judgesdk.gate.config import (
     MeanGate,
     PassRateGate,
     PPICILowerGate,
+    PPIRegressionGate,
     ProvenanceGate,
     RegressionGate,
     ReviewGate,
 )
 from judgesdk.gate.run import CriterionRun, GateRun, collect
-from judgesdk.gate.ppi import Interval, PassRateRefusal, ppi_mean, rogan_gladen
+from judgesdk.gate.ppi import Interval, PassRateRefusal, PPIMean, ppi_mean, rogan_gladen
 from judgesdk.gate.slice import HumanLabels, Slice, join_slice, read_labels
 from judgesdk.gate.stats import bootstrap_mean_ci, sign_flip_p
 from judgesdk.gate.verdict import GateKind, GateResult, Outcome, Verdict
@@ -192,7 +195,7 @@ def _sides(**intervals: Interval) -> dict[str, dict[str, Any]]:
     return {name: interval.model_dump() for name, interval in intervals.items()}
 
 
-def _slice(gate: PPICILowerGate | CorrectedPassRateGate, run: CriterionRun, labels: HumanLabels | None) -> Slice | GateResult:
+def _slice(gate: PPICILowerGate | CorrectedPassRateGate | PPIRegressionGate, run: CriterionRun, labels: HumanLabels | None) -> Slice | GateResult:
     """The labelled slice joined to this run's (calibrated) scores, or the undetermined result saying why not."""
     if labels is None:
         return _undetermined(gate, "quality", f"no human labels were given for criterion {gate.criterion!r} (labels = ... in its [[criteria]] entry)")
@@ -207,19 +210,25 @@ def _slice(gate: PPICILowerGate | CorrectedPassRateGate, run: CriterionRun, labe
     return joined
 
 
-def _check_ppi(gate: PPICILowerGate, run: CriterionRun, labels: HumanLabels | None) -> GateResult:
-    joined = _slice(gate, run, labels)
-    if isinstance(joined, GateResult):
-        return joined
+def _ppi(joined: Slice, run: CriterionRun, method: str, confidence: float) -> tuple[PPIMean, str]:
+    """PPI++ on a joined slice, bounded by the criterion's scale unless a label lies outside it (then a note says so)."""
     values = run.criterion.scale.values
     bounds = (min(values), max(values))
     outside = [v for v in joined.human if not bounds[0] <= v <= bounds[1]]
     est = ppi_mean(
-        joined.human, joined.judge, joined.judge_unlabelled, confidence=gate.confidence, method=gate.method,
+        joined.human, joined.judge, joined.judge_unlabelled, confidence=confidence, method=method,  # type: ignore[arg-type]
         bounds=None if outside else bounds,
     )  # fmt: skip
+    note = f"; {len(outside)} label(s) outside the criterion's scale {bounds[0]:g}-{bounds[1]:g}, so the interval is not bounded by it" if outside else ""
+    return est, note
+
+
+def _check_ppi(gate: PPICILowerGate, run: CriterionRun, labels: HumanLabels | None) -> GateResult:
+    joined = _slice(gate, run, labels)
+    if isinstance(joined, GateResult):
+        return joined
+    est, unbounded = _ppi(joined, run, gate.method, gate.confidence)
     c, h, j = est.corrected, est.human_only, est.judge_only
-    unbounded = f"; {len(outside)} label(s) outside the criterion's scale {bounds[0]:g}-{bounds[1]:g}, so the interval is not bounded by it" if outside else ""
     message = (
         f"corrected {gate.confidence:.0%} CI of the mean human score {_span(c)} ({c.method}, estimate {c.estimate:.3f}, lambda "
         f"{est.lam:.2f}; {est.n_labelled} labels worth {est.effective_labels:.1f}); human only {_span(h)} (n={h.n}); "
@@ -262,6 +271,46 @@ def _check_corrected_pass_rate(gate: CorrectedPassRateGate, run: CriterionRun, l
         estimate=c.estimate, low=c.low, high=c.high, apparent=est.apparent, sensitivity=est.sensitivity,
         specificity=est.specificity, youden=est.youden, n_pos=est.n_pos, n_neg=est.n_neg, clipped=est.clipped,
         unscored_labels=joined.unscored, intervals=_sides(judge_only=j, human_only=h, corrected=c),
+    )  # fmt: skip
+
+
+def _check_ppi_regression(
+    gate: PPIRegressionGate, run: CriterionRun, labels: HumanLabels | None, baseline_labels: HumanLabels | None
+) -> GateResult:
+    """Each run's corrected mean from its own slice; a one-sided test of the difference (config docstring)."""
+    if run.baseline is None:
+        return _undetermined(gate, "quality", "no baseline run was read")
+    joined = _slice(gate, run, labels)
+    if isinstance(joined, GateResult):
+        return joined
+    base_run = run.model_copy(update={"results": run.baseline, "expected": [r.item_id for r in run.baseline], "baseline": None})
+    base_joined = _slice(gate, base_run, baseline_labels)
+    if isinstance(base_joined, GateResult):
+        return base_joined.model_copy(update={"message": f"baseline: {base_joined.message}"})
+    new, new_note = _ppi(joined, run, gate.method, 1 - gate.alpha)
+    old, old_note = _ppi(base_joined, base_run, gate.method, 1 - gate.alpha)
+    change = new.corrected.estimate - old.corrected.estimate
+    se = math.hypot(new.se, old.se)
+    dof = min(new.n_labelled, old.n_labelled) - 1
+    dist = stats.t(dof) if gate.method == "cross-fit" else stats.norm()
+    if se > 0:
+        p = float(dist.cdf((change + gate.max_drop) / se))
+    else:  # every label of both slices equal and no judge weight: the difference is what it is
+        p = 0.0 if change + gate.max_drop < 0 else 1.0
+    significant = p < gate.alpha
+    half = float(dist.ppf(1 - gate.alpha / 2)) * se
+    message = (
+        f"corrected mean human score {new.corrected.estimate:.3f} vs baseline {old.corrected.estimate:.3f} ({change:+.3f}, "
+        f"{1 - gate.alpha:.0%} CI [{change - half:+.3f}, {change + half:+.3f}]; each run's own slice of {new.n_labelled} and "
+        f"{old.n_labelled} labels, PPI++ {gate.method}); a drop beyond {gate.max_drop:g} is "
+        f"{'significant' if significant else 'not significant'} (p = {p:.4f} {'<' if significant else '>='} alpha {gate.alpha:g}, "
+        f"one-sided){_scale_note(run)}{new_note}{old_note and ' (baseline)' + old_note}"
+    )
+    return _result(
+        gate, "quality", not significant, p, gate.alpha, message, mean_change=change, se=se, p=p,
+        estimate=new.corrected.estimate, baseline_estimate=old.corrected.estimate, n_labelled=new.n_labelled,
+        baseline_n_labelled=old.n_labelled, method=new.method,
+        intervals=_sides(corrected=new.corrected, baseline_corrected=old.corrected, human_only=new.human_only),
     )  # fmt: skip
 
 
@@ -344,23 +393,30 @@ def _budget(state: BudgetState) -> GateResult:
     return _result(gate, "completeness", not state.stopped, observed, threshold, message, op="<=", tokens=state.tokens, usd=state.usd, calls=state.calls)
 
 
-def decide(config: GateConfig, run: GateRun, labels: Mapping[str, HumanLabels] | None = None) -> Verdict:
+def _check(gate: Any, run: CriterionRun, labels: Mapping[str, HumanLabels], baseline_labels: Mapping[str, HumanLabels]) -> GateResult:
+    if gate.kind == "ppi_regression":
+        return _check_ppi_regression(gate, run, labels.get(gate.criterion), baseline_labels.get(gate.criterion))
+    if gate.kind in _LABELLED_CHECKS:
+        return _LABELLED_CHECKS[gate.kind](gate, run, labels.get(gate.criterion))
+    return _CHECKS[gate.kind](gate, run)
+
+
+def decide(
+    config: GateConfig, run: GateRun, labels: Mapping[str, HumanLabels] | None = None,
+    baseline_labels: Mapping[str, HumanLabels] | None = None,
+) -> Verdict:
     """The verdict of ``config``'s gates on ``run``: pure and deterministic (seeded resampling).
 
-    ``labels`` maps a criterion name to its human-labelled slice, for the corrected gate kinds
-    (:func:`evaluate_gates` reads them from the criteria's ``labels`` files). Labels for ids the run does
-    not have, or fewer than a gate's ``min_labels``, raise an InputError.
+    ``labels`` maps a criterion name to its human-labelled slice, for the corrected gate kinds, and
+    ``baseline_labels`` to the baseline run's slice, for ``ppi_regression`` (:func:`evaluate_gates` reads
+    both from the criteria's files). Labels for ids the run does not have, or fewer than a gate's
+    ``min_labels``, raise an InputError.
     """
     gates = [_completeness(name, crun, config.max_unscored_share) for name, crun in run.criteria.items()]
     gates += [_one_method(name, crun, config.allow_mixed_methods) for name, crun in run.criteria.items()]
     if run.budget is not None:
         gates.append(_budget(run.budget))
-    gates += [
-        _LABELLED_CHECKS[gate.kind](gate, run.criteria[gate.criterion], (labels or {}).get(gate.criterion))
-        if gate.kind in _LABELLED_CHECKS
-        else _CHECKS[gate.kind](gate, run.criteria[gate.criterion])
-        for gate in config.gates
-    ]
+    gates += [_check(gate, run.criteria[gate.criterion], labels or {}, baseline_labels or {}) for gate in config.gates]
     notes = [*run.notes] + [
         f"{name}: scores mapped to the human scale of {crun.calibration.dimension!r} ({crun.calibration.method} calibration, "
         f"held-out MAE {crun.calibration.fit.mae:.3f})"
@@ -373,4 +429,5 @@ def decide(config: GateConfig, run: GateRun, labels: Mapping[str, HumanLabels] |
 def evaluate_gates(config: GateConfig, *, results: Path | None = None, baseline: Path | None = None, providers: Sequence[Any] | None = None) -> Verdict:
     """:func:`collect`, the criteria's human-label files, then :func:`decide`."""
     labels = {spec.name: read_labels(spec.labels) for spec in config.criteria if spec.labels is not None}
-    return decide(config, collect(config, results=results, baseline=baseline, providers=providers), labels)
+    base = {spec.name: read_labels(spec.baseline_labels) for spec in config.criteria if spec.baseline_labels is not None}
+    return decide(config, collect(config, results=results, baseline=baseline, providers=providers), labels, base)

@@ -39,6 +39,7 @@ class CriterionSpec(BaseModel):
     preset: str | None = None  # dataset whose published criterion (definition, scale) to use, e.g. "summeval"
     calibration: Path | None = None  # a calibration JSON: scores and thresholds on the human scale
     labels: Path | None = None  # human labels of a random slice of the run (JSONL: id, label), for the corrected gates
+    baseline_labels: Path | None = None  # human labels of a random slice of the baseline run, for ppi_regression
 
     def criterion(self) -> Criterion:
         if self.preset:
@@ -111,6 +112,21 @@ class PPICILowerGate(_Gate):
     method: Literal["cross-fit", "ppi++"] = "cross-fit"
 
 
+class PPIRegressionGate(_Gate):
+    """Quality: no significant drop of the *corrected* mean human score beyond ``max_drop`` against the
+    baseline run, each run's mean estimated from its own random human slice (``labels`` and
+    ``baseline_labels`` on the criterion) by PPI++ (``method`` as ``ppi_ci_lower``'s). The slices are
+    independent draws, so the difference's variance is the sum of the two; a drop is significant when the
+    one-sided p-value of ``new - baseline >= -max_drop`` is below ``alpha``. Unlike ``regression`` it needs
+    no shared items, and it holds the human score, not the judge's, to the baseline."""
+
+    kind: Literal["ppi_regression"]
+    max_drop: float = Field(default=0.0, ge=0.0)
+    alpha: float = Field(default=0.05, gt=0.0, lt=1.0)
+    min_labels: int = Field(default=30, ge=2)
+    method: Literal["cross-fit", "ppi++"] = "cross-fit"
+
+
 class CorrectedPassRateGate(_Gate):
     """Quality: the lower bound of the Rogan–Gladen corrected pass rate's CI is at least ``min``.
 
@@ -129,7 +145,7 @@ class CorrectedPassRateGate(_Gate):
     min_youden: float = Field(default=0.2, gt=0.0, lt=1.0)
 
 
-LABELLED_KINDS = ("ppi_ci_lower", "corrected_pass_rate")
+LABELLED_KINDS = ("ppi_ci_lower", "corrected_pass_rate", "ppi_regression")
 
 
 class ReviewGate(_Gate):
@@ -158,10 +174,11 @@ class ProvenanceGate(_Gate):
     accept: list[str] = Field(default_factory=list)
 
 
-BASELINE_KINDS = ("regression", "provenance")
+BASELINE_KINDS = ("regression", "provenance", "ppi_regression")
 
 Gate = Annotated[
-    MeanGate | PassRateGate | CILowerGate | RegressionGate | ReviewGate | CoverageGate | PPICILowerGate | CorrectedPassRateGate | ProvenanceGate,
+    MeanGate | PassRateGate | CILowerGate | RegressionGate | ReviewGate | CoverageGate | PPICILowerGate | CorrectedPassRateGate
+    | PPIRegressionGate | ProvenanceGate,
     Field(discriminator="kind"),
 ]
 
@@ -196,6 +213,14 @@ class GateConfig(BaseModel):
                     f"gate {gate.label!r} corrects the judge with human labels: set labels = \"slice-labels.jsonl\" (id, label "
                     f"per line; draw the ids with `judgesdk label-slice`) on the [[criteria]] entry {gate.criterion!r}"
                 )
+        with_baseline_labels = {c.name for c in self.criteria if c.baseline_labels is not None}
+        for gate in self.gates:
+            if gate.kind == "ppi_regression" and gate.criterion not in with_baseline_labels:
+                raise ValueError(
+                    f"gate {gate.label!r} compares corrected means of two runs: set baseline_labels = \"baseline-labels.jsonl\" "
+                    f"(a random slice of the baseline run, labelled; `judgesdk label-slice --results BASELINE`) on the "
+                    f"[[criteria]] entry {gate.criterion!r}"
+                )
         labels = [g.label for g in self.gates]
         duplicates = sorted({label for label in labels if labels.count(label) > 1})
         if duplicates:
@@ -213,7 +238,7 @@ def _resolve(data: dict[str, Any], base: Path) -> dict[str, Any]:
         if isinstance(out.get(key), str):
             out[key] = under(out[key])
     out["criteria"] = [
-        {**c, **{k: under(c[k]) for k in ("calibration", "labels") if isinstance(c.get(k), str)}} if isinstance(c, dict) else c
+        {**c, **{k: under(c[k]) for k in ("calibration", "labels", "baseline_labels") if isinstance(c.get(k), str)}} if isinstance(c, dict) else c
         for c in out.get("criteria") or []
     ]
     if out.get("input") and not out.get("results"):

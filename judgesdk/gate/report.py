@@ -105,7 +105,10 @@ def _corrected_rows(verdict: Verdict) -> list[str]:
         if not isinstance(sides, Mapping):
             continue
         d = g.details
-        if "lam" in d:
+        if "mean_change" in d:  # ppi_regression: this run's and the baseline's corrected means
+            how = (f"change {d['mean_change']:+.3f} vs the baseline's corrected {_side(sides.get('baseline_corrected'))} "
+                   f"(PPI++ {d['method']}, p = {d['p']:.4f})")
+        elif "lam" in d:
             how = f"PPI++ ({d.get('method', 'ppi++')}), lambda {d['lam']:.2f}; {d['n_labelled']} labels worth {d['effective_labels']:.1f}"
         elif d.get("refused"):
             how = f"refused: {d['refused']}"
