@@ -11,6 +11,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats
 
 from judgesdk.errors import ConfigError, InputError
@@ -119,6 +121,28 @@ def test_the_default_interval_is_t_on_the_logit_of_the_bounded_mean():
     unbounded = ppi_mean(y, f, fu)
     assert unbounded.corrected.high - unbounded.corrected.estimate == pytest.approx(t * est.se)
     assert "logit" in est.human_only.method and est.human_only.estimate == pytest.approx(y.mean())
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    labels=st.lists(st.integers(1, 5), min_size=2, max_size=60),
+    judge=st.lists(st.floats(-5, 5, allow_nan=False), min_size=62, max_size=62),
+    unlabelled=st.integers(0, 200),
+    confidence=st.sampled_from([0.8, 0.9, 0.95, 0.99]),
+)
+def test_the_bounded_interval_stays_on_the_scale_and_widens_with_confidence(labels, judge, unlabelled, confidence):
+    y = np.array(labels, dtype=float)
+    f = np.array(judge[: len(y)])
+    fu = np.resize(np.array(judge), unlabelled)
+    est = ppi_mean(y, f, fu, bounds=(1, 5), confidence=confidence)
+    wider = ppi_mean(y, f, fu, bounds=(1, 5), confidence=min(0.999, confidence + 0.009))
+    for interval in (est.corrected, est.human_only):
+        assert 1 <= interval.low <= interval.high <= 5
+    assert est.human_only.low <= y.mean() <= est.human_only.high
+    if 1 <= est.corrected.estimate <= 5:
+        assert est.corrected.low <= est.corrected.estimate <= est.corrected.high
+    assert wider.corrected.low <= est.corrected.low + 1e-12 and wider.corrected.high >= est.corrected.high - 1e-12
+    assert 0 <= est.lam <= 1
 
 
 def test_every_label_equal_gives_the_exact_bound_not_a_zero_width_interval():
