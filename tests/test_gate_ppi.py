@@ -450,6 +450,11 @@ def test_ppi_regression_catches_a_human_drop_the_judge_misses_and_passes_without
     tolerant = gates.replace('kind = "ppi_regression"\n', 'kind = "ppi_regression"\nmax_drop = 0.2\nname = "tolerant"\n')
     (tmp_path / "gate.toml").write_text(f'results = "results.jsonl"\nbaseline = "base-results.jsonl"\n{criteria}{tolerant}')
     assert _gate(evaluate_gates(load_gate_config(tmp_path / "gate.toml")), "ppi_regression").details["p"] > same.details["p"]
+    (tmp_path / "gate.toml").write_text(f'results = "results.jsonl"\nbaseline = "base-results.jsonl"\n{criteria}{gates}')
+    with (tmp_path / "base-labels.jsonl").open("a") as labels:
+        labels.write('{"id": "not-in-the-baseline", "label": 3}\n')
+    with pytest.raises(InputError, match="baseline run: .*base-labels.jsonl: 1 labelled id"):
+        evaluate_gates(load_gate_config(tmp_path / "gate.toml"))
     (tmp_path / "gate.toml").write_text(f'results = "results.jsonl"\nbaseline = "base-results.jsonl"\n{criteria.replace("baseline_labels", "# ")}{gates}')
     with pytest.raises(ConfigError, match="set baseline_labels"):
         load_gate_config(tmp_path / "gate.toml")

@@ -24,6 +24,7 @@ from scipy import stats
 from pydantic import BaseModel
 
 from judgesdk.calibration import Calibration
+from judgesdk.errors import InputError
 from judgesdk.budget import BudgetState
 from judgesdk.gate.config import (
     CILowerGate,
@@ -39,7 +40,7 @@ from judgesdk.gate.config import (
     ReviewGate,
 )
 from judgesdk.gate.run import CriterionRun, GateRun, collect
-from judgesdk.gate.ppi import Interval, PassRateRefusal, PPIMean, ppi_mean, rogan_gladen
+from judgesdk.gate.ppi import Interval, PassRateRefusal, PPIMean, PPIMethod, ppi_mean, rogan_gladen
 from judgesdk.gate.slice import HumanLabels, Slice, join_slice, read_labels
 from judgesdk.gate.stats import bootstrap_mean_ci, sign_flip_p
 from judgesdk.gate.verdict import GateKind, GateResult, Outcome, Verdict
@@ -210,13 +211,13 @@ def _slice(gate: PPICILowerGate | CorrectedPassRateGate | PPIRegressionGate, run
     return joined
 
 
-def _ppi(joined: Slice, run: CriterionRun, method: str, confidence: float) -> tuple[PPIMean, str]:
+def _ppi(joined: Slice, run: CriterionRun, method: PPIMethod, confidence: float) -> tuple[PPIMean, str]:
     """PPI++ on a joined slice, bounded by the criterion's scale unless a label lies outside it (then a note says so)."""
     values = run.criterion.scale.values
     bounds = (min(values), max(values))
     outside = [v for v in joined.human if not bounds[0] <= v <= bounds[1]]
     est = ppi_mean(
-        joined.human, joined.judge, joined.judge_unlabelled, confidence=confidence, method=method,  # type: ignore[arg-type]
+        joined.human, joined.judge, joined.judge_unlabelled, confidence=confidence, method=method,
         bounds=None if outside else bounds,
     )  # fmt: skip
     note = f"; {len(outside)} label(s) outside the criterion's scale {bounds[0]:g}-{bounds[1]:g}, so the interval is not bounded by it" if outside else ""
@@ -284,9 +285,14 @@ def _check_ppi_regression(
     if isinstance(joined, GateResult):
         return joined
     base_run = run.model_copy(update={"results": run.baseline, "expected": [r.item_id for r in run.baseline], "baseline": None})
-    base_joined = _slice(gate, base_run, baseline_labels)
+    if baseline_labels is None:
+        return _undetermined(gate, "quality", f"no human labels of the baseline run for criterion {gate.criterion!r} (baseline_labels = ... in its [[criteria]] entry)")
+    try:
+        base_joined = _slice(gate, base_run, baseline_labels)
+    except InputError as exc:  # its words say "this run": here that run is the baseline
+        raise InputError(f"baseline run: {exc}") from None
     if isinstance(base_joined, GateResult):
-        return base_joined.model_copy(update={"message": f"baseline: {base_joined.message}"})
+        return base_joined.model_copy(update={"message": f"baseline run: {base_joined.message}"})
     new, new_note = _ppi(joined, run, gate.method, 1 - gate.alpha)
     old, old_note = _ppi(base_joined, base_run, gate.method, 1 - gate.alpha)
     change = new.corrected.estimate - old.corrected.estimate

@@ -68,7 +68,7 @@ from typing import Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
-from scipy import stats
+from scipy import special, stats
 
 __all__ = [
     "DEFAULT_MIN_YOUDEN",
@@ -256,7 +256,7 @@ def _interval(
             return Interval(estimate=estimate, low=low, high=high, n=n, method=f"every label {estimate:g}: exact bound on [{lo:g}, {hi:g}]")
         if se > 0 and 0.0 < u < 1.0:
             centre, spread = math.log(u / (1 - u)), q * se / ((hi - lo) * u * (1 - u))
-            low, high = (lo + (hi - lo) / (1 + math.exp(-x)) for x in (centre - spread, centre + spread))
+            low, high = (lo + (hi - lo) * float(special.expit(x)) for x in (centre - spread, centre + spread))  # no overflow
             return Interval(estimate=estimate, low=low, high=high, n=n, method=f"{method}, logit on [{lo:g}, {hi:g}]")
         low, high = max(lo, estimate - q * se), min(hi, estimate + q * se)
         return Interval(estimate=estimate, low=low, high=high, n=n, method=method)
