@@ -1,5 +1,5 @@
 """Reading the package's source with :mod:`ast`, for the tests that check its structure
-(tests/test_layers.py, tests/test_records_owner.py)."""
+(tests/test_layers.py, tests/test_records_owner.py, tests/test_llamacpp_compat.py)."""
 
 from __future__ import annotations
 

@@ -18,6 +18,7 @@ llama_cpp = pytest.importorskip("llama_cpp")
 from packaging.requirements import Requirement  # noqa: E402
 from packaging.version import Version  # noqa: E402
 
+from _source import parse  # noqa: E402  (tests/_source.py: ast.parse that survives CPython 3.11's recursion-depth bug)
 from judgesdk.providers import _llama_compat as compat  # noqa: E402
 
 if sys.version_info >= (3, 11):
@@ -107,7 +108,7 @@ ALLOWED = {  # attribute accesses in the compat module: the object (as written t
 
 
 def test_the_compat_lists_name_every_attribute_its_code_touches():
-    tree = ast.parse(COMPAT.read_text())
+    tree = parse(COMPAT.read_text())
     unlisted = []
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("llama_cpp"):
@@ -126,7 +127,7 @@ def test_the_compat_lists_name_every_attribute_its_code_touches():
 def private_uses(path: Path) -> list[str]:
     """llama_cpp imports and names, and private attributes of anything but ``self``, in one module."""
     found = []
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in ast.walk(parse(path.read_text())):
         if isinstance(node, ast.Import):
             found += [f"import {a.name}" for a in node.names if a.name.split(".")[0] == "llama_cpp"]
         elif isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "llama_cpp":
@@ -189,7 +190,7 @@ def test_the_llama_modules_import_each_other_without_cycles():
     edges = {}
     for name, path in modules.items():
         imported = set()
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in ast.walk(parse(path.read_text())):
             if isinstance(node, ast.ImportFrom) and node.level == 1:
                 imported |= {node.module} if node.module else {a.name for a in node.names}
         edges[name] = imported & set(modules)
