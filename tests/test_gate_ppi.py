@@ -341,6 +341,9 @@ def test_plan_labels_from_a_pilot():
     plan = plan_labels(y[:40], f[:40], f, half_width=0.1)
     assert plan.n_pilot == 40 and plan.n_total == 2000 and plan.correlation > 0.6
     assert plan.n_ppi is not None and plan.n_ppi < 0.6 * plan.n_human_only
+    t = lambda n: float(stats.t.ppf(0.975, n - 1))  # noqa: E731  (the gate's t quantile, not z)
+    n_h = plan.n_human_only
+    assert t(n_h) * plan.sd_human / np.sqrt(n_h) <= 0.1 < t(n_h - 1) * plan.sd_human / np.sqrt(n_h - 1)
     # the planned size delivers about the asked half-width
     widths = []
     for rep in range(100):
