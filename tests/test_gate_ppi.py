@@ -94,12 +94,13 @@ def test_cross_fitted_lambdas_are_ppi_lambda_on_the_other_labelled_items():
     rng = np.random.default_rng(17)
     for case in range(40):
         n, big_n = int(rng.integers(2, 90)), int(rng.integers(1, 700))
-        y, f = _population(rng, n + big_n, rng.uniform(-0.9, 0.99), bias=rng.normal(-3, 2), scale=rng.uniform(0.1, 4))
+        scale = float(rng.choice([1e-6, 0.1, 1.0, 4.0, 1e4]))  # judge scores of any magnitude
+        y, f = _population(rng, n + big_n, rng.uniform(-0.9, 0.99), bias=rng.normal(-3, 2) * scale, scale=scale)
         y = np.round(y) if case % 2 else y
         for clip in (True, False):
             left_out = ppi_lambdas_left_out(y[:n], f[:n], f[n:], clip)
             one_by_one = [ppi_lambda(np.delete(y[:n], i), np.delete(f[:n], i), f[n:], clip) for i in range(n)]
-            assert np.allclose(left_out, one_by_one, rtol=0, atol=1e-9)
+            assert np.allclose(left_out, one_by_one, rtol=1e-9, atol=1e-12)
     est = ppi_mean(y[:n], f[:n], f[n:])
     lams = ppi_lambdas_left_out(y[:n], f[:n], f[n:])
     assert est.lam == pytest.approx(lams.mean())

@@ -222,9 +222,10 @@ def ppi_lambdas_left_out(
     cov = (float(np.dot(y, f)) - y * f) / m - y_mean * f_mean
     total = m + big_n
     all_mean = (f.sum() - f + fu.sum()) / total
-    var = (float(np.dot(f, f)) - f * f + float(np.dot(fu, fu)) - total * all_mean**2) / (total - 1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        lam = np.where(var > 1e-12 * max(1.0, float(np.var(fu))), cov / ((1 + m / big_n) * var), 0.0)
+    squares = float(np.dot(f, f)) + float(np.dot(fu, fu))
+    var = (squares - f * f - total * all_mean**2) / (total - 1)
+    with np.errstate(divide="ignore", invalid="ignore"):  # a constant judge (var 0 up to rounding) carries nothing
+        lam = np.where(var > 1e-12 * squares / (n + big_n), cov / ((1 + m / big_n) * var), 0.0)
     return np.clip(lam, 0.0, 1.0) if clip else lam
 
 
