@@ -464,9 +464,30 @@ def test_ppi_regression_catches_a_human_drop_the_judge_misses_and_passes_without
         load_gate_config(tmp_path / "gate.toml")
 
 
+def test_corrected_pass_rate_by_ppi_is_the_default_never_refuses_and_equals_ppi_mean_on_pass_indicators(tmp_path):
+    _write_run(tmp_path, rho=0.85, n_labels=120, seed=3)
+    gates = '[[gates]]\nkind = "corrected_pass_rate"\ncriterion = "quality"\nitem_min = 3\njudge_item_min = 2.6\nmin = 0.3\n'
+    g = _gate(evaluate_gates(load_gate_config(_gate_file(tmp_path, gates))), "corrected_pass_rate")
+    assert g.outcome == "pass" and g.details["method"] == "cross-fit" and "PPI++ on pass/fail" in g.message, g.message
+    labels = read_labels(tmp_path / "labels.jsonl").values
+    judge = {r["id"]: r["score"] for r in map(json.loads, (tmp_path / "results.jsonl").read_text().splitlines())}
+    y = np.array([labels[i] >= 3 for i in labels], dtype=float)
+    f = np.array([judge[i] >= 2.6 for i in labels], dtype=float)
+    fu = np.array([s >= 2.6 for i, s in judge.items() if i not in labels], dtype=float)
+    reference = ppi_mean(y, f, fu, bounds=(0, 1)).corrected
+    assert (g.details["low"], g.details["high"]) == pytest.approx((reference.low, reference.high), abs=1e-12)
+    sides = g.details["intervals"]
+    assert 0 <= sides["corrected"]["low"] <= sides["corrected"]["high"] <= 1 and sides["judge_only"]["method"] == "wilson"
+    _write_run(tmp_path, rho=0.0, n_labels=120, seed=4)  # a judge that is noise: no refusal, about the labels-only interval
+    noise = _gate(evaluate_gates(load_gate_config(_gate_file(tmp_path, gates))), "corrected_pass_rate")
+    assert noise.outcome in ("pass", "fail") and "refused" not in noise.details
+    width = noise.details["high"] - noise.details["low"]
+    assert width < 1.05 * (noise.details["intervals"]["human_only"]["high"] - noise.details["intervals"]["human_only"]["low"])
+
+
 def test_corrected_pass_rate_gate_end_to_end_and_its_refusal(tmp_path):
     truth, _ = _write_run(tmp_path, rho=0.85, n_labels=120, seed=3)
-    gates = '[[gates]]\nkind = "corrected_pass_rate"\ncriterion = "quality"\nitem_min = 3\njudge_item_min = 2.6\nmin = 0.3\n'
+    gates = '[[gates]]\nkind = "corrected_pass_rate"\ncriterion = "quality"\nitem_min = 3\njudge_item_min = 2.6\nmin = 0.3\nmethod = "rogan-gladen"\n'
     verdict = evaluate_gates(load_gate_config(_gate_file(tmp_path, gates)))
     g = _gate(verdict, "corrected_pass_rate")
     assert g.outcome == "pass", g.message

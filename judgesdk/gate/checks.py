@@ -40,7 +40,7 @@ from judgesdk.gate.config import (
     ReviewGate,
 )
 from judgesdk.gate.run import CriterionRun, GateRun, collect
-from judgesdk.gate.ppi import Interval, PassRateRefusal, PPIMean, PPIMethod, ppi_mean, rogan_gladen
+from judgesdk.gate.ppi import Interval, PassRateRefusal, PPIMean, PPIMethod, ppi_mean, proportion_interval, rogan_gladen
 from judgesdk.gate.slice import HumanLabels, Slice, join_slice, read_labels
 from judgesdk.gate.stats import bootstrap_mean_ci, sign_flip_p
 from judgesdk.gate.verdict import GateKind, GateResult, Outcome, Verdict
@@ -248,6 +248,8 @@ def _check_corrected_pass_rate(gate: CorrectedPassRateGate, run: CriterionRun, l
     if isinstance(joined, GateResult):
         return joined
     judge_min = gate.item_min if gate.judge_item_min is None else gate.judge_item_min
+    if gate.method == "ppi":
+        return _ppi_pass_rate(gate, run, joined, judge_min)
     est = rogan_gladen(
         np.array(joined.human) >= gate.item_min, np.array(joined.judge) >= judge_min, np.array(joined.judge_unlabelled) >= judge_min,
         confidence=gate.confidence, min_youden=gate.min_youden,
@@ -317,6 +319,28 @@ def _check_ppi_regression(
         estimate=new.corrected.estimate, baseline_estimate=old.corrected.estimate, n_labelled=new.n_labelled,
         baseline_n_labelled=old.n_labelled, method=new.method,
         intervals=_sides(corrected=new.corrected, baseline_corrected=old.corrected, human_only=new.human_only),
+    )  # fmt: skip
+
+
+def _ppi_pass_rate(gate: CorrectedPassRateGate, run: CriterionRun, joined: Slice, judge_min: float) -> GateResult:
+    """PPI++ on pass indicators: the human pass rate is the mean of 1[label >= item_min], the judge's
+    1[score >= judge_min] its prediction; the cross-fit interval bounded by [0, 1]."""
+    human = (np.array(joined.human) >= gate.item_min).astype(float)
+    judge, rest = ((np.array(v) >= judge_min).astype(float) for v in (joined.judge, joined.judge_unlabelled))
+    est = ppi_mean(human, judge, rest, confidence=gate.confidence, bounds=(0.0, 1.0))
+    c, h = est.corrected, est.human_only
+    j = proportion_interval(int(judge.sum() + rest.sum()), len(judge) + len(rest), gate.confidence)
+    message = (
+        f"corrected {gate.confidence:.0%} CI of the human pass rate {_span(c)} (PPI++ on pass/fail, {c.method}, estimate "
+        f"{c.estimate:.3f}, lambda {est.lam:.2f}; {est.n_labelled} labels worth {est.effective_labels:.1f}); human only "
+        f"{_span(h)} ({h.estimate:.3f}, n={h.n}); judge only {_span(j)} ({j.estimate:.3f}, N={j.n}, uncorrected); "
+        f"pass = human label >= {gate.item_min:g}, judge score >= {judge_min:g}{_scale_note(run)}"
+    )
+    return _result(
+        gate, "quality", c.low >= gate.min, c.low, gate.min, message,
+        estimate=c.estimate, low=c.low, high=c.high, lam=est.lam, effective_labels=est.effective_labels, method=est.method,
+        n_labelled=est.n_labelled, n_unlabelled=est.n_unlabelled, unscored_labels=joined.unscored,
+        intervals=_sides(judge_only=j, human_only=h, corrected=c),
     )  # fmt: skip
 
 

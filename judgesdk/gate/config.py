@@ -128,12 +128,16 @@ class PPIRegressionGate(_Gate):
 
 
 class CorrectedPassRateGate(_Gate):
-    """Quality: the lower bound of the Rogan–Gladen corrected pass rate's CI is at least ``min``.
+    """Quality: the lower bound of the corrected human pass rate's CI is at least ``min``.
 
     An item passes for the human when its label is >= ``item_min``, for the judge when its score is >=
     ``judge_item_min`` (default ``item_min``; scores calibrated when the criterion names a calibration).
-    Refused (undetermined, so INCONCLUSIVE) when the judge's sensitivity + specificity - 1 on the slice is
-    below ``min_youden`` or its interval reaches 0. Needs ``labels`` on the criterion.
+    ``method``: ``ppi`` (default) is PPI++ on the pass indicators, the judge's pass/fail as its prediction
+    (the cross-fit interval, bounded by [0, 1]): never refused, and about as wide as the labels alone when
+    the judge is no help. ``rogan-gladen`` corrects the judge's pass rate by its sensitivity and specificity
+    on the slice, and is refused (undetermined, so INCONCLUSIVE) when their sum - 1 is below
+    ``min_youden`` or its interval reaches 0; it needs a judge far better than chance to beat the labels
+    alone (benchmarks/README.md). Needs ``labels`` on the criterion.
     """
 
     kind: Literal["corrected_pass_rate"]
@@ -142,7 +146,8 @@ class CorrectedPassRateGate(_Gate):
     min: float = Field(ge=0.0, le=1.0)
     confidence: float = Field(default=0.95, gt=0.0, lt=1.0)
     min_labels: int = Field(default=30, ge=2)
-    min_youden: float = Field(default=0.2, gt=0.0, lt=1.0)
+    min_youden: float = Field(default=0.2, gt=0.0, lt=1.0)  # rogan-gladen only
+    method: Literal["ppi", "rogan-gladen"] = "ppi"
 
 
 LABELLED_KINDS = ("ppi_ci_lower", "corrected_pass_rate", "ppi_regression")
