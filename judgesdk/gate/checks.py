@@ -229,17 +229,27 @@ def _check_ppi(gate: PPICILowerGate, run: CriterionRun, labels: HumanLabels | No
     if isinstance(joined, GateResult):
         return joined
     est, unbounded = _ppi(joined, run, gate.method, gate.confidence)
-    c, h, j = est.corrected, est.human_only, est.judge_only
+    h, j = est.human_only, est.judge_only
     message = (
-        f"corrected {gate.confidence:.0%} CI of the mean human score {_span(c)} ({c.method}, estimate {c.estimate:.3f}, lambda "
-        f"{est.lam:.2f}; {est.n_labelled} labels worth {est.effective_labels:.1f}); human only {_span(h)} (n={h.n}); "
-        f"judge only {_span(j)} (N={j.n}, uncorrected){_scale_note(run)}{unbounded}"
+        f"corrected {gate.confidence:.0%} CI of the mean human score {_span(est.corrected)} ({_ppi_words(est)}); "
+        f"human only {_span(h)} (n={h.n}); judge only {_span(j)} (N={j.n}, uncorrected){_scale_note(run)}{unbounded}"
     )
+    return _ppi_result(gate, est, j, joined, message)
+
+
+def _ppi_words(est: PPIMean) -> str:
+    c = est.corrected
+    return f"{c.method}, estimate {c.estimate:.3f}, lambda {est.lam:.2f}; {est.n_labelled} labels worth {est.effective_labels:.1f}"
+
+
+def _ppi_result(gate: PPICILowerGate | CorrectedPassRateGate, est: PPIMean, judge_only: Interval, joined: Slice, message: str) -> GateResult:
+    """Passes when the corrected interval's low end reaches ``gate.min``; the details the report reads."""
+    c = est.corrected
     return _result(
         gate, "quality", c.low >= gate.min, c.low, gate.min, message,
         estimate=c.estimate, low=c.low, high=c.high, lam=est.lam, effective_labels=est.effective_labels, method=est.method,
         n_labelled=est.n_labelled, n_unlabelled=est.n_unlabelled, unscored_labels=joined.unscored,
-        intervals=_sides(judge_only=j, human_only=h, corrected=c),
+        intervals=_sides(judge_only=judge_only, human_only=est.human_only, corrected=c),
     )  # fmt: skip
 
 
@@ -328,20 +338,14 @@ def _ppi_pass_rate(gate: CorrectedPassRateGate, run: CriterionRun, joined: Slice
     human = (np.array(joined.human) >= gate.item_min).astype(float)
     judge, rest = ((np.array(v) >= judge_min).astype(float) for v in (joined.judge, joined.judge_unlabelled))
     est = ppi_mean(human, judge, rest, confidence=gate.confidence, bounds=(0.0, 1.0))
-    c, h = est.corrected, est.human_only
+    h = est.human_only
     j = proportion_interval(int(judge.sum() + rest.sum()), len(judge) + len(rest), gate.confidence)
     message = (
-        f"corrected {gate.confidence:.0%} CI of the human pass rate {_span(c)} (PPI++ on pass/fail, {c.method}, estimate "
-        f"{c.estimate:.3f}, lambda {est.lam:.2f}; {est.n_labelled} labels worth {est.effective_labels:.1f}); human only "
-        f"{_span(h)} ({h.estimate:.3f}, n={h.n}); judge only {_span(j)} ({j.estimate:.3f}, N={j.n}, uncorrected); "
+        f"corrected {gate.confidence:.0%} CI of the human pass rate {_span(est.corrected)} (PPI++ on pass/fail, {_ppi_words(est)}); "
+        f"human only {_span(h)} ({h.estimate:.3f}, n={h.n}); judge only {_span(j)} ({j.estimate:.3f}, N={j.n}, uncorrected); "
         f"pass = human label >= {gate.item_min:g}, judge score >= {judge_min:g}{_scale_note(run)}"
     )
-    return _result(
-        gate, "quality", c.low >= gate.min, c.low, gate.min, message,
-        estimate=c.estimate, low=c.low, high=c.high, lam=est.lam, effective_labels=est.effective_labels, method=est.method,
-        n_labelled=est.n_labelled, n_unlabelled=est.n_unlabelled, unscored_labels=joined.unscored,
-        intervals=_sides(judge_only=j, human_only=h, corrected=c),
-    )  # fmt: skip
+    return _ppi_result(gate, est, j, joined, message)
 
 
 _LABELLED_CHECKS: dict[str, Callable[[Any, CriterionRun, HumanLabels | None], GateResult]] = {
