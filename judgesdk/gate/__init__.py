@@ -32,10 +32,12 @@ drop delta (H0: mean change >= -delta); it fails when that is rejected at ``alph
 the two small resamplers for a mean live in :mod:`judgesdk.gate.stats`.)
 
 Corrected gates: with human labels for a random slice of the run (``labels`` on a criterion),
-``ppi_ci_lower`` holds the lower bound of the PPI++ interval of the mean *human* score to a threshold and
-``corrected_pass_rate`` the lower bound of the Rogan–Gladen corrected pass rate (refused, so
-inconclusive, when the judge's sensitivity + specificity is too close to 1); formulas in
-:mod:`judgesdk.gate.ppi`, the slice (drawing, reading, planning its size) in :mod:`judgesdk.gate.slice`.
+``ppi_ci_lower`` holds the lower bound of the PPI++ interval of the mean *human* score to a threshold,
+``corrected_pass_rate`` the lower bound of the corrected human pass rate (PPI++ on the pass indicators;
+or Rogan–Gladen, refused, so inconclusive, when the judge's sensitivity + specificity is too close to 1),
+and ``ppi_regression`` compares this run's corrected mean with the baseline run's, each from its own
+slice (``baseline_labels``); formulas in :mod:`judgesdk.gate.ppi`, the slice (drawing, reading, planning
+its size) in :mod:`judgesdk.gate.slice`.
 
 One idea per module; this package re-exports the public names, so ``from judgesdk.gate import X``
 is the import to use:

@@ -26,7 +26,7 @@ class GateResult(BaseModel):
     """One gate's outcome: the value observed, the threshold it was held to, and why."""
 
     name: str
-    check: str  # mean, pass_rate, ci_lower, ppi_ci_lower, corrected_pass_rate, regression, review, coverage, completeness, budget, methods
+    check: str  # mean, pass_rate, ci_lower, ppi_ci_lower, corrected_pass_rate, ppi_regression, regression, review, coverage, completeness, budget, methods
     kind: GateKind
     criterion: str | None
     outcome: Outcome
