@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from scipy import stats
@@ -196,6 +196,13 @@ def _sides(**intervals: Interval) -> dict[str, dict[str, Any]]:
     return {name: interval.model_dump() for name, interval in intervals.items()}
 
 
+class _Labels(NamedTuple):
+    """A criterion's human-labelled slices: of this run, and of the baseline run (``ppi_regression``)."""
+
+    run: HumanLabels | None
+    baseline: HumanLabels | None
+
+
 def _slice(gate: PPICILowerGate | CorrectedPassRateGate | PPIRegressionGate, run: CriterionRun, labels: HumanLabels | None) -> Slice | GateResult:
     """The labelled slice joined to this run's (calibrated) scores, or the undetermined result saying why not."""
     if labels is None:
@@ -224,8 +231,8 @@ def _ppi(joined: Slice, run: CriterionRun, method: PPIMethod, confidence: float)
     return est, note
 
 
-def _check_ppi(gate: PPICILowerGate, run: CriterionRun, labels: HumanLabels | None) -> GateResult:
-    joined = _slice(gate, run, labels)
+def _check_ppi(gate: PPICILowerGate, run: CriterionRun, labels: _Labels) -> GateResult:
+    joined = _slice(gate, run, labels.run)
     if isinstance(joined, GateResult):
         return joined
     est, unbounded = _ppi(joined, run, gate.method, gate.confidence)
@@ -253,8 +260,8 @@ def _ppi_result(gate: PPICILowerGate | CorrectedPassRateGate, est: PPIMean, judg
     )  # fmt: skip
 
 
-def _check_corrected_pass_rate(gate: CorrectedPassRateGate, run: CriterionRun, labels: HumanLabels | None) -> GateResult:
-    joined = _slice(gate, run, labels)
+def _check_corrected_pass_rate(gate: CorrectedPassRateGate, run: CriterionRun, labels: _Labels) -> GateResult:
+    joined = _slice(gate, run, labels.run)
     if isinstance(joined, GateResult):
         return joined
     judge_min = gate.item_min if gate.judge_item_min is None else gate.judge_item_min
@@ -287,20 +294,18 @@ def _check_corrected_pass_rate(gate: CorrectedPassRateGate, run: CriterionRun, l
     )  # fmt: skip
 
 
-def _check_ppi_regression(
-    gate: PPIRegressionGate, run: CriterionRun, labels: HumanLabels | None, baseline_labels: HumanLabels | None
-) -> GateResult:
+def _check_ppi_regression(gate: PPIRegressionGate, run: CriterionRun, labels: _Labels) -> GateResult:
     """Each run's corrected mean from its own slice; a one-sided test of the difference (config docstring)."""
     if run.baseline is None:
         return _undetermined(gate, "quality", "no baseline run was read")
-    joined = _slice(gate, run, labels)
+    if labels.baseline is None:
+        return _undetermined(gate, "quality", f"no human labels of the baseline run for criterion {gate.criterion!r} (baseline_labels = ... in its [[criteria]] entry)")
+    joined = _slice(gate, run, labels.run)
     if isinstance(joined, GateResult):
         return joined
     base_run = run.model_copy(update={"results": run.baseline, "expected": [r.item_id for r in run.baseline], "baseline": None})
-    if baseline_labels is None:
-        return _undetermined(gate, "quality", f"no human labels of the baseline run for criterion {gate.criterion!r} (baseline_labels = ... in its [[criteria]] entry)")
     try:
-        base_joined = _slice(gate, base_run, baseline_labels)
+        base_joined = _slice(gate, base_run, labels.baseline)
     except InputError as exc:  # its words say "this run": here that run is the baseline
         raise InputError(f"baseline run: {exc}") from None
     if isinstance(base_joined, GateResult):
@@ -348,9 +353,10 @@ def _ppi_pass_rate(gate: CorrectedPassRateGate, run: CriterionRun, joined: Slice
     return _ppi_result(gate, est, j, joined, message)
 
 
-_LABELLED_CHECKS: dict[str, Callable[[Any, CriterionRun, HumanLabels | None], GateResult]] = {
+_LABELLED_CHECKS: dict[str, Callable[[Any, CriterionRun, _Labels], GateResult]] = {
     "ppi_ci_lower": _check_ppi,
     "corrected_pass_rate": _check_corrected_pass_rate,
+    "ppi_regression": _check_ppi_regression,
 }
 
 _CHECKS: dict[str, Callable[[Any, CriterionRun], GateResult]] = {
@@ -427,14 +433,6 @@ def _budget(state: BudgetState) -> GateResult:
     return _result(gate, "completeness", not state.stopped, observed, threshold, message, op="<=", tokens=state.tokens, usd=state.usd, calls=state.calls)
 
 
-def _check(gate: Any, run: CriterionRun, labels: Mapping[str, HumanLabels], baseline_labels: Mapping[str, HumanLabels]) -> GateResult:
-    if gate.kind == "ppi_regression":
-        return _check_ppi_regression(gate, run, labels.get(gate.criterion), baseline_labels.get(gate.criterion))
-    if gate.kind in _LABELLED_CHECKS:
-        return _LABELLED_CHECKS[gate.kind](gate, run, labels.get(gate.criterion))
-    return _CHECKS[gate.kind](gate, run)
-
-
 def decide(
     config: GateConfig, run: GateRun, labels: Mapping[str, HumanLabels] | None = None,
     baseline_labels: Mapping[str, HumanLabels] | None = None,
@@ -450,7 +448,13 @@ def decide(
     gates += [_one_method(name, crun, config.allow_mixed_methods) for name, crun in run.criteria.items()]
     if run.budget is not None:
         gates.append(_budget(run.budget))
-    gates += [_check(gate, run.criteria[gate.criterion], labels or {}, baseline_labels or {}) for gate in config.gates]
+    labels, baseline_labels = labels or {}, baseline_labels or {}
+    gates += [
+        _LABELLED_CHECKS[gate.kind](gate, run.criteria[gate.criterion], _Labels(labels.get(gate.criterion), baseline_labels.get(gate.criterion)))
+        if gate.kind in _LABELLED_CHECKS
+        else _CHECKS[gate.kind](gate, run.criteria[gate.criterion])
+        for gate in config.gates
+    ]
     notes = [*run.notes] + [
         f"{name}: scores mapped to the human scale of {crun.calibration.dimension!r} ({crun.calibration.method} calibration, "
         f"held-out MAE {crun.calibration.fit.mae:.3f})"

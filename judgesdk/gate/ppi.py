@@ -112,10 +112,10 @@ class PPIMean(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     corrected: Interval
-    human_only: Interval  # the labels alone (classical CLT interval, same z as the corrected one)
+    human_only: Interval  # the labels alone: the corrected interval's construction and quantile with lam = 0
     judge_only: Interval  # the judge's mean over every scored item, uncorrected: what a judge-only gate sees
     confidence: float
-    method: str  # "cross-fit" (the default interval) or "ppi++" (ppi-python's)
+    method: PPIMethod  # "cross-fit" (the default interval) or "ppi++" (ppi-python's)
     lam: float  # power-tuning parameter (cross-fit: the mean of the left-out lams): 0 = human-only, 1 = plain PPI
     se: float
     se_human_only: float
@@ -294,12 +294,11 @@ def ppi_mean(
         raise ValueError(f"method must be 'cross-fit' or 'ppi++', got {method!r}")
     if bounds is not None and not (math.isfinite(bounds[0]) and math.isfinite(bounds[1]) and bounds[0] < bounds[1]):
         raise ValueError(f"bounds must be two finite numbers, low < high, got {bounds}")
-    n = len(y)
+    n, z = len(y), _z(confidence)
     if method == "ppi++":
-        q, edges, name = _z(confidence), None, "PPI++"
+        q, edges, name = z, None, "PPI++"
         lams: float | np.ndarray = ppi_lambda(y, f, fu, clip) if lam is None else float(lam)
     else:
-        _z(confidence)  # the same check of confidence
         q, edges, name = float(stats.t.ppf(1 - (1 - confidence) / 2, n - 1)), bounds, "PPI++ cross-fit, t"
         lams = ppi_lambdas_left_out(y, f, fu, clip) if lam is None else float(lam)
     if len(fu) == 0:
