@@ -13,7 +13,7 @@ Prints, per criterion: the fused model's outer-fold agreement on each dataset (p
 pooled Spearman, system-level Kendall, bootstrap CIs over documents), what the inner folds chose, and each
 signal alone on SummEval. ``--also`` adds other datasets' rows to the fit (a criterion a dataset does not
 annotate leaves its rows out of that criterion's model; documents stay whole in the folds). ``--write``
-saves the fit shipped in the package (judgesdk/fused_data/); ``--fit-out`` saves it elsewhere.
+saves the fit shipped in the package (judgesdk/fused/data/); ``--fit-out`` saves it elsewhere.
 ``--transfer FILE`` applies a fit (``--model``, default the shipped one), unchanged, to another dataset's
 signals and compares it with each signal alone there.
 """
@@ -41,7 +41,7 @@ from judgesdk.meta.datasets import shared_data_dir
 from judgesdk.providers.llamacpp import EMBEDDED_MODEL, embedded_sha256
 
 CRITERIA = ("coherence", "consistency", "fluency", "relevance")
-SHIPPED = Path(__file__).resolve().parents[1] / "judgesdk" / "fused_data" / f"{EMBEDDED_MODEL}.news.json"
+SHIPPED = Path(__file__).resolve().parents[1] / "judgesdk" / "fused" / "data" / f"{EMBEDDED_MODEL}.news.json"
 
 
 def load(path: Path, dataset: str) -> list[dict]:

@@ -19,7 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-from judgesdk.bench import item_of, select
+from judgesdk.meta.bench import item_of, select
 from judgesdk.fused.signals import QUESTIONS, extract, features
 from judgesdk.meta.datasets import load_dataset, shared_data_dir
 from judgesdk.meta.natural import natural

@@ -43,9 +43,9 @@ from typing import Any
 import numpy as np
 from pydantic import Field
 
-from judgesdk.errors import ConfigError, InputError, PermanentError, UnavailableError
-from judgesdk.provider import Capabilities, Choice, GenerateRequest, GenerateResponse, Usage, as_text, runtime
-from judgesdk.registry import Pricing, ProviderOptions, ProviderSettings, ProviderSpec
+from judgesdk.core.errors import ConfigError, InputError, PermanentError, UnavailableError
+from judgesdk.provider.protocol import Capabilities, Choice, GenerateRequest, GenerateResponse, Usage, as_text, runtime
+from judgesdk.provider.registry import Pricing, ProviderOptions, ProviderSettings, ProviderSpec
 
 from . import _llama_compat as compat
 from .llamacpp_labels import continuation_logprobs, label_logprobs, label_paths, log_softmax, path_scores, token_logprobs
@@ -179,7 +179,7 @@ class LlamaCppProvider:
 
     @property
     def identity(self) -> str:
-        """What cache keys name this model by beyond its name and path (see ``judgesdk.provider.identity_of``):
+        """What cache keys name this model by beyond its name and path (see ``judgesdk.provider.protocol.identity_of``):
         ``file_identity`` of the file, taken once, on first use, without loading the model (a run served
         from the cache never loads it); or the ``identity`` given, e.g. the embedded model's sha256,
         verified at assembly, so caches of it move between machines."""

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel
 
-from judgesdk.errors import CapabilityError
+from judgesdk.core.errors import CapabilityError
 
 from . import _llama_compat as compat
 

@@ -12,10 +12,10 @@ from __future__ import annotations
 import time
 from typing import Any, Literal
 
-from judgesdk.providers._sdk import PLACEHOLDER_KEY, chat_logprob_tokens, chat_usage, classify, field, is_default_host, key_for_host
+from ._sdk import PLACEHOLDER_KEY, chat_logprob_tokens, chat_usage, classify, field, is_default_host, key_for_host
 
-from judgesdk.errors import AuthError, CapabilityError, PermanentError, TransientError
-from judgesdk.provider import (
+from judgesdk.core.errors import AuthError, CapabilityError, PermanentError, TransientError
+from judgesdk.provider.protocol import (
     Capabilities,
     Choice,
     GenerateRequest,
@@ -26,7 +26,7 @@ from judgesdk.provider import (
     fold_prefill,
     runtime,
 )
-from judgesdk.registry import ProviderOptions, ProviderSettings, ProviderSpec
+from judgesdk.provider.registry import ProviderOptions, ProviderSettings, ProviderSpec
 
 try:
     import httpx

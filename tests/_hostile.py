@@ -4,7 +4,7 @@ good item in a JSONL file) is in conftest.py."""
 
 from __future__ import annotations
 
-from judgesdk.cli import main
+from judgesdk.cli.app import main
 
 SECRET = "sk-canary-0123456789abcdef"  # a key that must never reach another host, stderr, stdout or a file
 REFUSING = "http://127.0.0.1:9/v1"  # nothing listens on port 9: a provider there fails fast if ever called

@@ -9,13 +9,13 @@ import json
 import pytest
 
 from batch_server import BatchServer
-from judgesdk.batch import BatchRunner, DeferringProvider
-from judgesdk.cache import cache_key, open_cache
-from judgesdk.errors import CapabilityError, ConfigError, InputError
-from judgesdk.judge import Judge
-from judgesdk.provider import GenerateRequest, GenerateResponse, Message
-from judgesdk.runners import run_offline
-from judgesdk.types import Criterion, JudgeItem, Scale
+from judgesdk.provider.layers.batch import BatchRunner, DeferringProvider
+from judgesdk.provider.layers.cache import cache_key, open_cache
+from judgesdk.core.errors import CapabilityError, ConfigError, InputError
+from judgesdk.judging.judge import Judge
+from judgesdk.provider.protocol import GenerateRequest, GenerateResponse, Message
+from judgesdk.judging.runners import run_offline
+from judgesdk.core.types import Criterion, JudgeItem, Scale
 
 pytest.importorskip("openai")
 pytest.importorskip("anthropic")
@@ -185,7 +185,7 @@ def test_run_offline_needs_one_provider_and_the_cache(tmp_path):
 
 
 async def test_deferring_provider_records_and_fails_fast(server):
-    from judgesdk.errors import PermanentError
+    from judgesdk.core.errors import PermanentError
 
     provider = openai_provider(server)
     deferring = DeferringProvider(provider, failed={cache_key(provider, REQUESTS[1]): "rejected"})

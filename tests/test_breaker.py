@@ -16,10 +16,10 @@ import httpx
 import pytest
 from pydantic import ValidationError
 
-from judgesdk.breaker import AdaptiveLimit, OverloadConfig, OverloadGuard, is_timeout
-from judgesdk.config import JudgeConfig, stack
-from judgesdk.errors import AuthError, CircuitOpenError, ProviderError, ProviderTimeoutError, RateLimitError, TransientError
-from judgesdk.provider import Capabilities, Choice, GenerateRequest, GenerateResponse, Message, find_layer
+from judgesdk.provider.layers.breaker import AdaptiveLimit, OverloadConfig, OverloadGuard, is_timeout
+from judgesdk.judging.judge_config import JudgeConfig, stack
+from judgesdk.core.errors import AuthError, CircuitOpenError, ProviderError, ProviderTimeoutError, RateLimitError, TransientError
+from judgesdk.provider.protocol import Capabilities, Choice, GenerateRequest, GenerateResponse, Message, find_layer
 
 T = TypeVar("T")
 

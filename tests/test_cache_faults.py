@@ -17,11 +17,11 @@ from pathlib import Path
 import diskcache
 import pytest
 
-from judgesdk.cache import CachedProvider, open_cache
-from judgesdk.cli import main
-from judgesdk.config import load_config, stack
-from judgesdk.errors import ConfigError
-from judgesdk.provider import GenerateRequest, Message, as_text, find_layer
+from judgesdk.provider.layers.cache import CachedProvider, open_cache
+from judgesdk.cli.app import main
+from judgesdk.judging.judge_config import load_config, stack
+from judgesdk.core.errors import ConfigError
+from judgesdk.provider.protocol import GenerateRequest, Message, as_text, find_layer
 from judgesdk.providers.scripted import ScriptedProvider
 
 
@@ -154,7 +154,7 @@ async def test_a_failed_read_is_a_miss_with_one_warning(tmp_path, caplog, monkey
 
 
 async def test_a_damaged_entry_is_asked_again_and_replaced(tmp_path):
-    from judgesdk.cache import cache_key
+    from judgesdk.provider.layers.cache import cache_key
 
     cache = open_cache(tmp_path)
     inner = echo()
@@ -167,8 +167,8 @@ async def test_a_damaged_entry_is_asked_again_and_replaced(tmp_path):
 RUN_INTO_A_FILE_SIZE_LIMIT = textwrap.dedent(
     """
     import asyncio, json, logging, resource, sys
-    from judgesdk.cache import CachedProvider, open_cache
-    from judgesdk.provider import GenerateRequest, Message, as_text
+    from judgesdk.provider.layers.cache import CachedProvider, open_cache
+    from judgesdk.provider.protocol import GenerateRequest, Message, as_text
     from judgesdk.providers.scripted import ScriptedProvider
 
     warnings = []
@@ -246,7 +246,7 @@ class EndedBatches:
         return "ended"
 
     async def results(self, batch_id, requests):
-        from judgesdk.batch import BatchResult
+        from judgesdk.provider.layers.batch import BatchResult
 
         self.fetched.append(batch_id)
         for cid, request in requests.items():
@@ -258,8 +258,8 @@ class EndedBatches:
 
 @pytest.mark.parametrize("failure", FAILURES, ids=lambda e: str(e)[:24])
 async def test_batch_answers_a_failing_cache_cannot_take_stay_pending_and_a_later_run_stores_them(tmp_path, monkeypatch, failure):
-    from judgesdk.batch import BatchRunner
-    from judgesdk.cache import cache_key
+    from judgesdk.provider.layers.batch import BatchRunner
+    from judgesdk.provider.layers.cache import cache_key
 
     cache, backend, state = open_cache(tmp_path / "cache"), EndedBatches(), tmp_path / "state.json"
     requests = [ask(i) for i in range(3)]
@@ -293,7 +293,7 @@ async def test_batch_answers_a_failing_cache_cannot_take_stay_pending_and_a_late
 
 
 async def test_batch_mode_refuses_a_cache_that_cannot_be_read_before_submitting(tmp_path, monkeypatch):
-    from judgesdk.batch import BatchRunner
+    from judgesdk.provider.layers.batch import BatchRunner
 
     cache, backend = open_cache(tmp_path / "cache"), EndedBatches()
 

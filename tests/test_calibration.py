@@ -10,8 +10,10 @@ import numpy as np
 import pytest
 from test_gate import results_file, run_cli
 
-from judgesdk.calibration import Calibration, default_path, fit_calibration, load_labelled, pava
-from judgesdk.errors import ConfigError, InputError
+from judgesdk.meta.calibration import Calibration, default_path, fit_calibration
+from judgesdk.records.labels import load_labelled
+from judgesdk.stats.isotonic import pava
+from judgesdk.core.errors import ConfigError, InputError
 from judgesdk.gate import evaluate_gates, load_gate_config
 
 # Judge scores sit low and compressed (as 001 §4.2.5 finds); humans use the whole 1-5 scale.

@@ -15,12 +15,12 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from judgesdk.card_cli import run_card
-from judgesdk.cli import build_parser, main
+from judgesdk.cli.card import run_card
+from judgesdk.cli.app import build_parser, main
 from judgesdk.meta.card import Card, human_ceiling
 from judgesdk.meta.datasets import load_jsonl
 from judgesdk.meta.items import ScoredItem
-from judgesdk.provider import as_text
+from judgesdk.provider.protocol import as_text
 from judgesdk.providers.scripted import ScriptedProvider, ScriptedReply
 
 # 3 documents x 4 systems, 3 annotators per item; the items' mean is the human score

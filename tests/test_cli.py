@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from judgesdk.cli import main
+from judgesdk.cli.app import main
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples"

@@ -6,10 +6,10 @@ import asyncio
 
 import pytest
 
-from judgesdk.coalesce import CoalescingProvider
-from judgesdk.config import load_config, stack
-from judgesdk.errors import TransientError
-from judgesdk.provider import GenerateRequest, Message
+from judgesdk.provider.layers.coalesce import CoalescingProvider
+from judgesdk.judging.judge_config import load_config, stack
+from judgesdk.core.errors import TransientError
+from judgesdk.provider.protocol import GenerateRequest, Message
 from judgesdk.providers.scripted import ScriptedProvider
 
 REQUEST = GenerateRequest(messages=(Message(role="user", content="hello"),))

@@ -1,8 +1,8 @@
 import pytest
 
-from judgesdk.config import JudgeConfig, ProviderConfig, build_adapter, detect_chain, load_config
-from judgesdk.errors import ConfigError
-from judgesdk.judge import Judge
+from judgesdk.judging.judge_config import JudgeConfig, ProviderConfig, build_adapter, detect_chain, load_config
+from judgesdk.core.errors import ConfigError
+from judgesdk.judging.judge import Judge
 
 
 def test_detected_chain_prefers_hosted_then_local():
@@ -81,8 +81,8 @@ def test_method_options_reach_the_scorers(monkeypatch, tmp_path):
 
 
 def test_cli_options_parse_json_or_text():
-    from judgesdk.cli import parse_options
-    from judgesdk.errors import InputError
+    from judgesdk.cli.app import parse_options
+    from judgesdk.core.errors import InputError
 
     assert parse_options(["rungs=3", "normalization=ratio", "labels=[\"A\",\"B\"]"]) == {
         "rungs": 3, "normalization": "ratio", "labels": ["A", "B"]
@@ -92,10 +92,10 @@ def test_cli_options_parse_json_or_text():
 
 
 def test_rate_limit_in_config_puts_the_adapter_under_a_limiter_and_a_client_pool(monkeypatch, tmp_path):
-    from judgesdk.coalesce import CoalescingProvider
-    from judgesdk.provider import find_layer
-    from judgesdk.ratelimit import ProviderPool, RateLimitedProvider
-    from judgesdk.retry import RetryingProvider
+    from judgesdk.provider.layers.coalesce import CoalescingProvider
+    from judgesdk.provider.protocol import find_layer
+    from judgesdk.provider.layers.ratelimit import ProviderPool, RateLimitedProvider
+    from judgesdk.provider.layers.retry import RetryingProvider
 
     monkeypatch.delenv("JUDGESDK_PROVIDER", raising=False)
     path = tmp_path / "judge.toml"
@@ -116,8 +116,8 @@ def test_rate_limit_in_config_puts_the_adapter_under_a_limiter_and_a_client_pool
 
 
 def test_without_rate_limit_there_is_no_limiter_and_bad_limits_are_config_errors(monkeypatch):
-    from judgesdk.provider import find_layer
-    from judgesdk.ratelimit import RateLimitedProvider
+    from judgesdk.provider.protocol import find_layer
+    from judgesdk.provider.layers.ratelimit import RateLimitedProvider
 
     monkeypatch.delenv("JUDGESDK_PROVIDER", raising=False)
     plain = {"providers": [{"kind": "openai", "model": "m", "base_url": "http://127.0.0.1:1/v1"}], "cache": {"enabled": False}}
@@ -131,17 +131,17 @@ def test_without_rate_limit_there_is_no_limiter_and_bad_limits_are_config_errors
 
 
 def test_the_local_model_is_limited_but_never_pooled(monkeypatch):
-    from judgesdk.config import build_provider
-    from judgesdk.ratelimit import RateLimitedProvider
+    from judgesdk.judging.judge_config import build_provider
+    from judgesdk.provider.layers.ratelimit import RateLimitedProvider
 
     captured = []
-    monkeypatch.setattr("judgesdk.config.build_adapter", lambda pc: captured.append(pc) or ScriptedLocal())
+    monkeypatch.setattr("judgesdk.judging.judge_config.build_adapter", lambda pc: captured.append(pc) or ScriptedLocal())
     provider = build_provider(ProviderConfig(kind="local", rate_limit={"max_concurrency": 64, "clients": 4}))
     assert isinstance(provider, RateLimitedProvider) and isinstance(provider.inner, ScriptedLocal) and len(captured) == 1
 
 
 def test_judge_provider_index_is_checked():
-    from judgesdk.errors import InputError
+    from judgesdk.core.errors import InputError
     from judgesdk.providers.scripted import ScriptedProvider
 
     fallback_built = []

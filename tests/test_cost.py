@@ -10,15 +10,15 @@ from judgesdk.providers.scripted import ScriptedProvider
 from pydantic import ValidationError
 from test_gate import gate, judged_config, scripted_rule
 
-from judgesdk.budget import Budget, BudgetedProvider, BudgetMeter
-from judgesdk.config import load_config
-from judgesdk.cost import price_for, summarize_usage
-from judgesdk.errors import BudgetExceededError, ConfigError
+from judgesdk.provider.layers.budget import Budget, BudgetedProvider, BudgetMeter
+from judgesdk.judging.judge_config import load_config
+from judgesdk.provider.pricing import price_for, summarize_usage
+from judgesdk.core.errors import BudgetExceededError, ConfigError
 from judgesdk.gate import evaluate_gates
-from judgesdk.cost import CostModel
-from judgesdk.provider import GenerateRequest, GenerateResponse, Message, Usage
-from judgesdk.runners import budgeted_judge, score_within_budget
-from judgesdk.types import Criterion, JudgeResult
+from judgesdk.provider.pricing import CostModel
+from judgesdk.provider.protocol import GenerateRequest, GenerateResponse, Message, Usage
+from judgesdk.judging.runners import budgeted_judge, score_within_budget
+from judgesdk.core.types import Criterion, JudgeResult
 
 
 def res(provider: str, model: str, inp: int, out: int, cached: bool = False) -> JudgeResult:
@@ -55,7 +55,7 @@ def test_anthropic_prompt_cache_writes_and_reads_are_priced_as_billed():
 
 
 def test_cache_prices_come_from_the_map_or_anthropics_multipliers(monkeypatch):
-    from judgesdk import cost
+    from judgesdk.provider import pricing as cost
 
     table = {
         "claude-x": {"input_cost_per_token": 1e-6, "output_cost_per_token": 5e-6, "litellm_provider": "anthropic",

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from judgesdk.distributions import (
+from judgesdk.estimation.distributions import (
     from_answer,
     from_label_logprobs,
     from_samples,
@@ -14,8 +14,8 @@ from judgesdk.distributions import (
     match_label,
     normalize_token,
 )
-from judgesdk.provider import TokenLogprob, TopLogprob
-from judgesdk.types import Scale
+from judgesdk.provider.protocol import TokenLogprob, TopLogprob
+from judgesdk.core.types import Scale
 
 LIKERT = Scale.likert(1, 5)
 

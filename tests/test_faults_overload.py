@@ -14,12 +14,13 @@ import time
 
 import pytest
 
-from judgesdk.breaker import OverloadGuard
-from judgesdk.config import load_config
-from judgesdk.judge import Judge
-from judgesdk.provider import find_layer
-from judgesdk.records import Ledger, ask_for, read_rows, row_for
-from judgesdk.types import Criterion, JudgeItem, Scale
+from judgesdk.provider.layers.breaker import OverloadGuard
+from judgesdk.judging.judge_config import load_config
+from judgesdk.judging.judge import Judge
+from judgesdk.provider.protocol import find_layer
+from judgesdk.records import Ledger, read_rows, row_for
+from judgesdk.judging.judge_config import ask_for
+from judgesdk.core.types import Criterion, JudgeItem, Scale
 
 pytestmark = pytest.mark.integration
 

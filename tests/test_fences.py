@@ -16,14 +16,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from judgesdk.fences import JUDGED, QUOTE, neutralized_by
-from judgesdk.judge import Judge
-from judgesdk.parsing import parse_score
-from judgesdk.presets import criterion as preset
-from judgesdk.provider import as_text
+from judgesdk.prompting.fences import JUDGED, QUOTE, neutralized_by
+from judgesdk.judging.judge import Judge
+from judgesdk.estimation.parsing import parse_score
+from judgesdk.prompting.presets import criterion as preset
+from judgesdk.provider.protocol import as_text
 from judgesdk.providers.scripted import ScriptedProvider, ScriptedReply
-from judgesdk.templates import _PLACEHOLDER, bundled_template_ids, load_template
-from judgesdk.types import Scale
+from judgesdk.prompting.templates import _PLACEHOLDER, bundled_template_ids, load_template
+from judgesdk.core.types import Scale
 
 # Values for the placeholders that are not judged text (tests/test_prompts.py has the full vocabulary).
 SETTINGS = {

@@ -1,4 +1,4 @@
-"""The bill before the run (judgesdk.forecast): ``score --estimate`` and ``gate --estimate`` call no model, and
+"""The bill before the run (judgesdk.forecast.job): ``score --estimate`` and ``gate --estimate`` call no model, and
 their counts are what a real run then records."""
 
 from __future__ import annotations
@@ -8,13 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from judgesdk.cli import main
-from judgesdk.config import load_config
-from judgesdk.forecast import Beside, SpendMeter, _KVReplay, forecast, label_paths
-from judgesdk.judge import Judge
-from judgesdk.provider import Capabilities, Usage, as_text
+from judgesdk.cli.app import main
+from judgesdk.judging.judge_config import load_config
+from judgesdk.forecast.job import Beside, SpendMeter, forecast, label_paths
+from judgesdk.forecast.kv_replay import KVReplay
+from judgesdk.judging.judge import Judge
+from judgesdk.provider.protocol import Capabilities, Usage, as_text
 from judgesdk.providers.scripted import FULL, ScriptedProvider, ScriptedReply
-from judgesdk.types import Criterion, JudgeItem
+from judgesdk.core.types import Criterion, JudgeItem
 
 REPO = Path(__file__).resolve().parents[1]
 COHERENCE = Criterion(name="coherence", description="The summary is well-structured and well-organized.")
@@ -142,7 +143,7 @@ def test_the_run_report_sets_the_estimate_beside_the_spend(tmp_path):
     jobs = [(COHERENCE, items(4))]
     provider = ScriptedProvider(rule)
     found = forecast(cfg, jobs, adapters=[provider])
-    from judgesdk.forecast import save
+    from judgesdk.forecast.job import save
 
     save(found, tmp_path / "out.jsonl")
     beside = Beside.open(tmp_path / "out.jsonl")
@@ -164,7 +165,7 @@ def test_an_unusable_provider_is_skipped_as_the_run_would(tmp_path):
     cfg = config(tmp_path, method="likelihood")
 
     def no_key():
-        from judgesdk.errors import AuthError
+        from judgesdk.core.errors import AuthError
 
         raise AuthError("no key", provider="openai")
 
@@ -183,13 +184,13 @@ def test_a_method_the_provider_cannot_run_is_counted_as_failing(tmp_path):
 
 
 def test_the_replay_evaluates_a_shared_source_once_per_document():
-    replay = _KVReplay(reuse=True, states=4, n_swa=0, parallel=4, n_batch=512, n_ctx=4096)
+    replay = KVReplay(reuse=True, states=4, n_swa=0, parallel=4, n_batch=512, n_ctx=4096)
     source = list(range(1, 301))  # BOS + source + "Summary:"
     outputs = [[1000 + i * 10 + k for k in range(20)] for i in range(3)]
     for output in outputs:
         replay.continuation(source, output)
     assert replay.evaluated == (len(source) - 1) + 3 * 20  # the source once, then each output and its join token
-    no_reuse = _KVReplay(reuse=False, states=4, n_swa=0, parallel=4, n_batch=512, n_ctx=4096)
+    no_reuse = KVReplay(reuse=False, states=4, n_swa=0, parallel=4, n_batch=512, n_ctx=4096)
     for output in outputs:
         no_reuse.continuation(source, output)
     assert no_reuse.evaluated == 3 * (len(source) - 1 + 20)
@@ -199,7 +200,7 @@ def test_the_replay_restores_a_saved_source_after_an_unconditional_pass():
     """The fused judge's order per output, conditional then unconditional: the source comes back from a saved
     state, also past a sliding window (the state is cut to what its family shares)."""
     for n_swa in (0, 128):
-        replay = _KVReplay(reuse=True, states=4, n_swa=n_swa, parallel=4, n_batch=512, n_ctx=4096)
+        replay = KVReplay(reuse=True, states=4, n_swa=n_swa, parallel=4, n_batch=512, n_ctx=4096)
         source, bare = list(range(1, 301)), [1, 7, 8]
         for i in range(3):
             output = [1000 + i * 50 + k for k in range(40)]
@@ -215,11 +216,11 @@ def test_label_paths_and_the_mirrored_constants_match_the_local_provider():
     prefix = pytest.importorskip("judgesdk.providers.llamacpp_prefix")
     labels = pytest.importorskip("judgesdk.providers.llamacpp_labels")
     llamacpp = pytest.importorskip("judgesdk.providers.llamacpp")
-    assert _KVReplay.RESTORE_MIN_GAIN == prefix.PrefixCache.RESTORE_MIN_GAIN
-    assert _KVReplay.SAVE_MIN_DISCARD == prefix.PrefixCache.SAVE_MIN_DISCARD
-    assert _KVReplay.CELL_ALIGN == prefix.CELL_ALIGN
-    assert _KVReplay.ROW_GROUP == prefix.ROW_GROUP
-    assert _KVReplay.PARALLEL_MAX_SUFFIX == llamacpp.LlamaCppProvider.PARALLEL_MAX_SUFFIX
+    assert KVReplay.RESTORE_MIN_GAIN == prefix.PrefixCache.RESTORE_MIN_GAIN
+    assert KVReplay.SAVE_MIN_DISCARD == prefix.PrefixCache.SAVE_MIN_DISCARD
+    assert KVReplay.CELL_ALIGN == prefix.CELL_ALIGN
+    assert KVReplay.ROW_GROUP == prefix.ROW_GROUP
+    assert KVReplay.PARALLEL_MAX_SUFFIX == llamacpp.LlamaCppProvider.PARALLEL_MAX_SUFFIX
     encoded = {" 1": [5, 11], "1": [11], " 2": [5, 12], "2": [12], "one": [7, 8, 9]}
     assert label_paths(encoded) == labels.label_paths(encoded)
 
@@ -257,8 +258,8 @@ def test_score_estimate_saves_beside_the_results_and_skips_what_is_done(tmp_path
     assert main(["score", str(path), *HOSTED, "--estimate", "-o", str(out), "--quiet"]) == 0
     first = json.loads(capsys.readouterr().out)
     assert json.loads((tmp_path / "out.jsonl.estimate.json").read_text()) == first and not out.exists()
-    from judgesdk.records import ask_for
-    from judgesdk.cli import _score_criteria, build_parser
+    from judgesdk.judging.judge_config import ask_for
+    from judgesdk.cli.app import _score_criteria, build_parser
 
     args = build_parser().parse_args(["score", str(path), *HOSTED])
     ask = ask_for(load_config({"providers": [{"kind": "openai", "base_url": "http://127.0.0.1:9/v1"}]}), _score_criteria(args))
@@ -327,7 +328,7 @@ def summeval_like(n_docs: int = 1, per_doc: int = 6) -> list[JudgeItem]:
     from judgesdk.meta.datasets import shared_data_dir
 
     if shared_data_dir() is not None:
-        from judgesdk import bench
+        from judgesdk.meta import bench
         from judgesdk.meta.datasets import load_dataset
         from judgesdk.meta.natural import natural
 

@@ -9,18 +9,18 @@ import math
 import numpy as np
 import pytest
 
-from judgesdk.errors import ConfigError, InputError
+from judgesdk.core.errors import ConfigError, InputError
 from judgesdk.fused import model as fused_model
 from judgesdk.fused.fit import fit_criterion, folds, group_codes, mean_group_spearman, monotone_map
 from judgesdk.fused.model import ModelIdentity
 from judgesdk.fused.signals import Evidence, QUESTIONS, extract, features, low_mean
 from judgesdk.fused.text import precision, repetition, text_features, words
 from judgesdk.fused.train import fit_file, signal_table
-from judgesdk.provider import Capabilities
+from judgesdk.provider.protocol import Capabilities
 from judgesdk.providers.scripted import ScriptedProvider, ScriptedReply
 from judgesdk.scorers import auto, fused
 from judgesdk.scorers.common import ScorerOptions
-from judgesdk.types import Criterion, JudgeItem, Scale
+from judgesdk.core.types import Criterion, JudgeItem, Scale
 
 COHERENCE = Criterion(name="coherence", description="well organised", scale=Scale.likert(1, 5))
 
@@ -263,7 +263,7 @@ def test_only_an_excursion_that_would_move_the_score_beyond_its_interval_needs_r
 
 
 def test_auto_runs_the_prompted_method_when_a_template_is_configured(tmp_path):
-    from judgesdk.templates import load_template
+    from judgesdk.prompting.templates import load_template
 
     options = ScorerOptions(extra={"fused_model": str(_fit_file(tmp_path))}, template=load_template("direct.likert"))
     result = asyncio.run(auto.score(_provider(), JudgeItem(output="a faithful summary", source="x"), COHERENCE, options))
@@ -312,7 +312,7 @@ def test_refit_refuses_constant_labels_too_few_items_and_hosted_providers(tmp_pa
 
 
 def test_calibrate_cli_needs_judge_results_or_fused(tmp_path, capsys):
-    from judgesdk import cli
+    from judgesdk.cli import app as cli
 
     code = cli.main(["calibrate", "--human", str(_labelled(tmp_path)), "--dimension", "faithfulness", "-o", str(tmp_path / "c.json")])
     assert code == 3 and "--fused" in capsys.readouterr().err

@@ -9,12 +9,12 @@ import pytest
 
 from judgesdk.fused import model as fused_model
 from judgesdk.fused.fit import PRIOR_SIGNS
-from judgesdk.judge import Judge
+from judgesdk.judging.judge import Judge
 from judgesdk.providers.llamacpp import EMBEDDED_MODEL
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples" / "summaries.jsonl"
-SHIPPED = REPO / "judgesdk" / "fused_data" / f"{EMBEDDED_MODEL}.news.json"
+SHIPPED = REPO / "judgesdk" / "fused" / "data" / f"{EMBEDDED_MODEL}.news.json"
 
 
 def test_the_shipped_fit_is_bundled_with_its_provenance():

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from judgesdk.providers.scripted import ScriptedProvider, ScriptedReply
 
-from judgesdk.calibration import fit_calibration
-from judgesdk.errors import ConfigError, InputError, PermanentError
+from judgesdk.meta.calibration import fit_calibration
+from judgesdk.core.errors import ConfigError, InputError, PermanentError
 from judgesdk.gate import (
     CriterionRun,
     GateResult,
@@ -31,8 +31,8 @@ from judgesdk.gate import (
     sign_flip_p,
     write_reports,
 )
-from judgesdk.provider import as_text
-from judgesdk.types import Criterion, JudgeResult, LabelDistribution, Scale
+from judgesdk.provider.protocol import as_text
+from judgesdk.core.types import Criterion, JudgeResult, LabelDistribution, Scale
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples"
@@ -84,12 +84,12 @@ def gate(verdict: Verdict, check: str) -> GateResult:
 
 
 def run_cli(argv: list[str]) -> int:
-    """``judgesdk <argv>`` through :func:`judgesdk.cli.main` once ``gate_cli.register`` is wired into it; until
+    """``judgesdk <argv>`` through :func:`judgesdk.cli.app.main` once ``gate_cli.register`` is wired into it; until
     then through a parser with ``register`` and main's error mapping (InputError/ConfigError -> exit 3)."""
     import sys
 
-    from judgesdk import cli
-    from judgesdk.gate_cli import register
+    from judgesdk.cli import app as cli
+    from judgesdk.cli.gate import register
 
     commands = [a for a in cli.build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
     if any("gate" in a.choices for a in commands):

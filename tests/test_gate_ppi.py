@@ -15,9 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from judgesdk.errors import ConfigError, InputError
+from judgesdk.core.errors import ConfigError, InputError
 from judgesdk.gate import (
-    HumanLabels,
     PassRateRefusal,
     RoganGladen,
     draw_slice,
@@ -26,11 +25,11 @@ from judgesdk.gate import (
     load_gate_config,
     plan_labels,
     ppi_mean,
-    read_labels,
     render_markdown,
     rogan_gladen,
 )
-from judgesdk.gate.ppi import mean_interval, ppi_lambda, ppi_lambdas_left_out, proportion_interval
+from judgesdk.records.labels import HumanLabels, read_labels
+from judgesdk.stats.ppi import mean_interval, ppi_lambda, ppi_lambdas_left_out, proportion_interval
 
 REQUIRE_INTEGRATION = os.environ.get("JUDGESDK_REQUIRE_INTEGRATION") == "1"
 
@@ -542,7 +541,7 @@ def test_decide_without_labels_is_undetermined(tmp_path):
 
 
 def test_cli_gate_and_label_slice(tmp_path, capsys):
-    from judgesdk.cli import main
+    from judgesdk.cli.app import main
 
     truth, _ = _write_run(tmp_path)
     path = _gate_file(tmp_path, f'[[gates]]\nkind = "ppi_ci_lower"\ncriterion = "quality"\nmin = {truth - 0.45}\n')

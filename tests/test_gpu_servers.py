@@ -22,12 +22,12 @@ from typing import Any
 
 import pytest
 
-from judgesdk.config import build_adapter, load_config
-from judgesdk.errors import CapabilityError
-from judgesdk.estimation import EstimationSettings, estimate
-from judgesdk.judge import Judge
-from judgesdk.provider import GenerateRequest, Message
-from judgesdk.types import Criterion, Scale
+from judgesdk.judging.judge_config import build_adapter, load_config
+from judgesdk.core.errors import CapabilityError
+from judgesdk.estimation.estimate import EstimationSettings, estimate
+from judgesdk.judging.judge import Judge
+from judgesdk.provider.protocol import GenerateRequest, Message
+from judgesdk.core.types import Criterion, Scale
 
 pytest.importorskip("openai")
 

@@ -1,7 +1,7 @@
 """The bad-input catalogue (issue 12): what a hostile file, config, flag, item or model answer gets back.
 
 :data:`CATALOGUE` is the table: each entry builds one hostile input, runs the real command line on it
-(``judgesdk.cli.main`` in this process; :func:`test_the_catalogue_through_the_installed_entry_point` runs a few
+(``judgesdk.cli.app.main`` in this process; :func:`test_the_catalogue_through_the_installed_entry_point` runs a few
 in a child process) and asserts the exact exit code (3: usage, input or configuration error; 2: the run
 finished but an answer could not be used), a message that says what to fix, no traceback, and that no
 secret given in a config, the environment or an option appears anywhere in stdout or stderr.
@@ -26,12 +26,12 @@ from pydantic import ValidationError
 
 from _hostile import CLEARED_ENV, REFUSING, SECRET, assert_one_line_error, run
 from batch_server import BatchServer
-from judgesdk import registry
-from judgesdk.cli import _text_or_file
-from judgesdk.config import ProviderConfig, build_adapter, load_config
-from judgesdk.errors import ConfigError, InputError
-from judgesdk.judge import Judge
-from judgesdk.method_options import COMPARISON_KEYS, METHOD_KEYS, known_keys
+from judgesdk.provider import registry
+from judgesdk.cli.app import _text_or_file
+from judgesdk.judging.judge_config import ProviderConfig, build_adapter, load_config
+from judgesdk.core.errors import ConfigError, InputError
+from judgesdk.judging.judge import Judge
+from judgesdk.scorers.method_options import COMPARISON_KEYS, METHOD_KEYS, known_keys
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -196,7 +196,7 @@ _READS = re.compile(r"""extra(?:\.get\(|\[)\s*["'](\w+)["']|\.store\(\s*["'](\w+
 
 
 def test_the_option_table_lists_every_key_the_scorers_read():
-    """``judgesdk.method_options`` is what makes typos errors: a key a scorer reads but the table lacks
+    """``judgesdk.scorers.method_options`` is what makes typos errors: a key a scorer reads but the table lacks
     would be refused, so the table must follow the scorers."""
     read = {key for path in SCORERS.rglob("*.py") for match in _READS.finditer(path.read_text()) for key in match.groups() if key}
     assert {"rungs", "k", "normalization", "max_tokens", "labels", "fused_model"} <= read  # the pattern finds them
@@ -475,7 +475,7 @@ def canned_kind():
     """``kind = "canned"``: an in-process provider answering ``options.answer_json`` (JSON text, so that a TOML
     config can carry a lone surrogate) to every request: the model answers of the catalogue."""
     from judgesdk.providers.scripted import ScriptedProvider
-    from judgesdk.registry import Pricing, ProviderOptions, ProviderSpec
+    from judgesdk.provider.registry import Pricing, ProviderOptions, ProviderSpec
 
     class Canned(ProviderOptions):
         answer_json: str = '"4"'
@@ -535,7 +535,7 @@ def test_the_catalogue_through_the_installed_entry_point(tmp_path):
     """A few entries in a child process, as a user runs them: real stdout/stderr pipes, the exit status the shell
     sees, nothing the in-process runner could hide (an exception caught by pytest, a stream that never encodes)."""
     env = {k: v for k, v in os.environ.items() if k not in CLEARED_ENV}
-    entry = "import sys; from judgesdk.cli import main; sys.exit(main())"
+    entry = "import sys; from judgesdk.cli.app import main; sys.exit(main())"
     for case in (c for c in CATALOGUE if c.name in THROUGH_A_CHILD):
         f = Files(tmp_path / case.name.replace(" ", "-"))
         case_env = {**env, "JUDGESDK_CACHE_DIR": str(tmp_path / "cache"), **{k: v.replace("{items}", str(f.items)) for k, v in case.env.items()}}

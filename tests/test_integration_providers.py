@@ -7,12 +7,12 @@ statuses), never the model's opinions.
 
 import pytest
 
-from judgesdk.cache import CachedProvider, open_cache
-from judgesdk.estimation import EstimationSettings
-from judgesdk.judge import Judge
-from judgesdk.provider import Capabilities, GenerateRequest, Message
-from judgesdk.retry import RetryingProvider, RetryPolicy
-from judgesdk.types import Criterion, JudgeItem, Scale
+from judgesdk.provider.layers.cache import CachedProvider, open_cache
+from judgesdk.estimation.estimate import EstimationSettings
+from judgesdk.judging.judge import Judge
+from judgesdk.provider.protocol import Capabilities, GenerateRequest, Message
+from judgesdk.provider.layers.retry import RetryingProvider, RetryPolicy
+from judgesdk.core.types import Criterion, JudgeItem, Scale
 
 pytestmark = pytest.mark.integration
 
@@ -159,7 +159,7 @@ async def test_stall_past_timeout_is_retried(fault_proxy, llama_server):
 
 
 async def test_401_is_tried_once(fault_proxy, llama_server):
-    from judgesdk.errors import AuthError
+    from judgesdk.core.errors import AuthError
     from judgesdk.providers.openai import OpenAIProvider
 
     fault_proxy.script(["401"])
@@ -170,7 +170,7 @@ async def test_401_is_tried_once(fault_proxy, llama_server):
 
 
 async def test_persistent_503_exhausts_attempts(fault_proxy, llama_server):
-    from judgesdk.errors import RetriesExhaustedError
+    from judgesdk.core.errors import RetriesExhaustedError
     from judgesdk.providers.openai import OpenAIProvider
 
     fault_proxy.script(["503"] * 10)
@@ -223,8 +223,8 @@ def test_direct_and_sampling_aggregations_over_the_llama_server(llama_server, me
 def test_a_configured_rate_limit_backs_off_on_429s_from_a_real_server(fault_proxy, llama_server, monkeypatch):
     """The whole configured stack (coalescing, retry, rate limit, adapter) over the llama.cpp server behind a
     proxy that answers the first two requests 429 with Retry-After: one wave, one back-off, one pause."""
-    from judgesdk.provider import find_layer
-    from judgesdk.ratelimit import RateLimitedProvider
+    from judgesdk.provider.protocol import find_layer
+    from judgesdk.provider.layers.ratelimit import RateLimitedProvider
 
     monkeypatch.delenv("JUDGESDK_PROVIDER", raising=False)
     fault_proxy.script(["429:retry-after=1", "429:retry-after=1"])

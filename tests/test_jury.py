@@ -16,14 +16,14 @@ import krippendorff
 import numpy as np
 import pytest
 
-from judgesdk.cli import main
-from judgesdk.config import JudgeConfig, load_config
-from judgesdk.errors import ConfigError, InputError, PermanentError
-from judgesdk.judge import Judge
+from judgesdk.cli.app import main
+from judgesdk.judging.judge_config import JudgeConfig, load_config
+from judgesdk.core.errors import ConfigError, InputError, PermanentError
+from judgesdk.judging.judge import Judge
 from judgesdk.jury import Jury, agreement, fit_weights, interval_alpha, jury_ask, verdict
-from judgesdk.provider import as_text
+from judgesdk.provider.protocol import as_text
 from judgesdk.providers.scripted import ScriptedProvider, ScriptedReply
-from judgesdk.types import Criterion, JudgeResult, LabelDistribution, Scale
+from judgesdk.core.types import Criterion, JudgeResult, LabelDistribution, Scale
 
 REPO = Path(__file__).resolve().parents[1]
 COHERENCE = Criterion(name="coherence", description="coherence", scale=Scale.likert(1, 5))
@@ -297,7 +297,7 @@ def test_judges_with_one_provider_config_share_one_adapter_closed_once(monkeypat
         async def aclose(self):
             closed.append(self.model)
 
-    monkeypatch.setattr("judgesdk.config.build_adapter", lambda pc: built.append(pc.model) or Counted(Rule("a"), model=pc.model))
+    monkeypatch.setattr("judgesdk.judging.judge_config.build_adapter", lambda pc: built.append(pc.model) or Counted(Rule("a"), model=pc.model))
     config = jury_config()
     config["providers"] = [{"kind": "openai", "model": "shared", "base_url": "http://127.0.0.1:9/v1"}]
     config["jury"]["judges"][2]["provider"] = {"kind": "openai", "model": "own", "base_url": "http://127.0.0.1:9/v1"}
@@ -354,7 +354,7 @@ def scripted_models(monkeypatch):
         provider.calls = calls
         return provider
 
-    monkeypatch.setattr("judgesdk.config.build_adapter", build)
+    monkeypatch.setattr("judgesdk.judging.judge_config.build_adapter", build)
     return calls
 
 
@@ -449,8 +449,8 @@ def test_a_bad_jury_config_exits_3_naming_the_field(tmp_path, capsys, items):
 def test_commands_that_judge_with_one_judge_refuse_a_jury_config(tmp_path, capsys, items):
     """``compare``, ``rank``, ``bench``, ``card`` and the gate build one Judge: a [jury] there must not quietly
     judge with the top-level chain."""
-    from judgesdk.errors import ConfigError
-    from judgesdk.judge import Judge
+    from judgesdk.core.errors import ConfigError
+    from judgesdk.judging.judge import Judge
 
     with pytest.raises(ConfigError, match=r"\[jury\] section, which one Judge cannot answer"):
         Judge.from_config(jury_config())
@@ -515,9 +515,9 @@ def test_a_jury_of_three_methods_on_the_embedded_model(tmp_path, capsys, monkeyp
     assert err.count("model tokens evaluated") == 1  # one model, shared by the three judges, reports its work once
     # the jury's judge is the judge on its own: the same score from a Judge with that judge's config alone
     item = SHORT_ITEMS[0]
-    from judgesdk.presets import criterion as preset_criterion
+    from judgesdk.prompting.presets import criterion as preset_criterion
 
-    from judgesdk.estimation import EstimationSettings
+    from judgesdk.estimation.estimate import EstimationSettings
 
     # the session's provider passed as an instance, which a Judge does not close (from_config would stack it and close it)
     alone = Judge(local, method="mcq", settings=EstimationSettings(on_low_coverage="flag"))

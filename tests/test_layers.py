@@ -1,23 +1,25 @@
 """The package's floors, and a test that every import keeps to them.
 
-:data:`LAYERS` is the plan, from the ground up: a module may import modules of its own floor or of a lower
-one, never of a higher one, and judgesdk modules never import each other in a loop. The imports are read
-with :mod:`ast` from every module of the installed package (``judgesdk.providers`` and ``judgesdk.prompts``
-included: ``pyproject.toml`` maps them to their own folders), wherever they stand: at module level, under
-``if TYPE_CHECKING:``, and inside functions, relative forms (``from . import x``) included. An import moved
-into a function still ties the two modules, so it counts toward loops and floors like any other; and a
-judgesdk module is imported inside a function only where :data:`DEFERRED_OK` says why (start-up time of
-the entry points), never to dodge a loop. Imports inside functions of optional third-party packages
-(``openai``, ``litellm``, ``llama_cpp``...) are not judgesdk imports and are not checked here.
+:data:`FLOORS` is the plan, from the ground up, by folder: a module's floor is the floor of the folder it
+sits in (``judgesdk/<folder>/...``; ``judgesdk.providers`` and ``judgesdk.prompts`` are the repository's
+top-level ``providers/`` and ``prompts/``, mapped by ``pyproject.toml``). A module may import modules of its
+own floor or of a lower one, never of a higher one, and judgesdk modules never import each other in a loop.
+The modules at the top of ``judgesdk/`` are faces (re-exports for the import paths users write) on the top
+floor: no module in a folder imports them, nor ``judgesdk`` itself. Where a file is put decides its floor:
+no module is named here.
 
-Modules loaded by name at run time (``importlib.import_module``) are not read: a scorer by its method (of its
-loader's floor or a lower one); an adapter by its provider kind, through ``judgesdk.registry``, which sits
-below the adapters on purpose: it knows kinds by name (``"module:attribute"``, or an installed package's
-entry point), so config, the CLI and prices read it without importing an adapter, and the adapter modules
-import the registry to declare themselves (a plugin registry, tested in tests/test_registry.py); and the
-module-level ``__getattr__`` of ``judgesdk.cost`` and ``judgesdk.batch``, which still hand out the names
-that moved up to ``judgesdk.budget`` and ``judgesdk.runners``, with a :class:`DeprecationWarning` (tested
-below).
+The imports are read with :mod:`ast` from every module of the installed package, wherever they stand: at
+module level, under ``if TYPE_CHECKING:``, and inside functions, relative forms included. An import moved
+into a function still ties the two modules, so it counts toward loops and floors like any other; and a
+judgesdk module is imported inside a function only in the folders :data:`DEFERRED_OK` names, for start-up
+time, never to dodge a loop. Imports of optional third-party packages (``openai``, ``llama_cpp``...) are not
+judgesdk imports and are not checked here.
+
+Modules loaded by name at run time (``importlib.import_module``) are not read: a scorer by its method, an
+adapter by its provider kind through :mod:`judgesdk.provider.registry` (which sits below the adapters on
+purpose: it knows kinds by ``"module:attribute"`` name, so config, the CLI and prices read it without
+importing an adapter), a face's names on first use (:mod:`judgesdk.core.faces`), and the old paths of
+:mod:`judgesdk._moved`.
 """
 
 from __future__ import annotations
@@ -26,8 +28,8 @@ import ast
 import importlib
 import importlib.util
 import pkgutil
+import re
 import sys
-import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,76 +42,32 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-# Floors from the ground up: (what the floor is, the modules on it). ``pkg.*`` places every module under
-# ``pkg`` that is not named on its own; ``judgesdk`` alone is the root package (the package's face).
-LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    (
-        "core: errors, the provider protocol, the public types and their provenance",
-        ("judgesdk.errors", "judgesdk.provider", "judgesdk.provenance", "judgesdk.types"),
-    ),
-    (
-        "definitions: prompt templates and fences, answer parsing and grammars, criteria presets, method options, provider kinds (the registry), prices and usage",
-        (
-            "judgesdk.fences", "judgesdk.templates", "judgesdk.prompts", "judgesdk.prompts.*", "judgesdk.parsing",
-            "judgesdk.grammars", "judgesdk.presets", "judgesdk.method_options", "judgesdk.registry", "judgesdk.cost",
-        ),
-    ),
-    (
-        "provider stack: wrappers (cache, coalescing, retry, rate limit, overload guard, budget), adapters and their batch backends",
-        (
-            "judgesdk.cache", "judgesdk.coalesce", "judgesdk.retry", "judgesdk.ratelimit", "judgesdk.breaker",
-            "judgesdk.budget", "judgesdk.batch", "judgesdk.providers", "judgesdk.providers.*",
-        ),
-    ),
-    (
-        "estimation: label distributions, estimates, the fused judge's signals and model",
-        (
-            "judgesdk.distributions", "judgesdk.estimation", "judgesdk.stats", "judgesdk.fused", "judgesdk.fused.model",
-            "judgesdk.fused.signals", "judgesdk.fused.text", "judgesdk.fused_data",
-        ),
-    ),
-    (
-        "scorers: one method each, and post-processors over their results",
-        ("judgesdk.scorers", "judgesdk.scorers.*", "judgesdk.postprocess"),
-    ),
-    (
-        "judge: the configured provider stack, the judge, the results file",
-        ("judgesdk.config", "judgesdk.judge", "judgesdk.records", "judgesdk.records.*", "judgesdk.runlog"),
-    ),
-    (
-        "analysis: meta-evaluation, calibration, fitting the fused judge, comparing two runs (results in, no judging)",
-        (
-            "judgesdk.meta", "judgesdk.meta.*", "judgesdk.calibration", "judgesdk.fused.fit", "judgesdk.fused.train", "judgesdk.fused.refit",
-            "judgesdk.diff",
-        ),
-    ),
-    (
-        "runs: the budgeted and offline runners, juries, the Ray engine, the bill before a run, the release gate, bench, the pytest plugin",
-        (
-            "judgesdk.runners", "judgesdk.jury", "judgesdk.jury.*", "judgesdk.distributed", "judgesdk.distributed.*", "judgesdk.forecast", "judgesdk.forecast_planner", "judgesdk.forecast_tokens",
-            "judgesdk.forecast_replay", "judgesdk.forecast_report", "judgesdk.gate", "judgesdk.gate.*", "judgesdk.bench",
-            "judgesdk.testing",
-        ),
-    ),
-    (
-        "entry points: the command line and the package's face",
-        (
-            "judgesdk.cli", "judgesdk.score_cli", "judgesdk.compare_cli", "judgesdk.gate_cli", "judgesdk.meta.cli", "judgesdk.card_cli",
-            "judgesdk.diff_cli", "judgesdk",
-        ),
-    ),
-)  # fmt: skip
+REPO = Path(__file__).resolve().parents[1]
 
-# Importers that may import judgesdk modules inside functions: importer -> (what, why).
-DEFERRED_OK: dict[str, tuple[str, str]] = {
-    "judgesdk.cli": ("judgesdk", "start-up time: `judgesdk --help` and each command load only what they run"),
-    "judgesdk.score_cli": ("judgesdk", "start-up time of the CLI, which registers these commands"),
-    "judgesdk.compare_cli": ("judgesdk", "start-up time of the CLI, which registers these commands"),
-    "judgesdk.gate_cli": ("judgesdk", "start-up time of the CLI, which registers these commands"),
-    "judgesdk.meta.cli": ("judgesdk", "start-up time of the CLI, which registers these commands"),
-    "judgesdk.card_cli": ("judgesdk", "start-up time of the CLI, which registers these commands"),
-    "judgesdk.diff_cli": ("judgesdk", "start-up time of the CLI, which registers these commands"),
-    "judgesdk.testing": ("judgesdk", "pytest loads the plugin in every session; the judge is built only for tests that use it"),
+# Floors from the ground up: (what the floor is, its folders). A folder is a package directly under
+# judgesdk (``judgesdk.<folder>``); its sub-packages stand on its floor.
+FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("core: errors, the public data types, provenance", ("core",)),
+    ("the provider layer and statistics", ("provider", "stats")),
+    ("adapters, templates as data, prompting", ("providers", "prompts", "prompting")),
+    ("estimation: label distributions", ("estimation",)),
+    ("records: the results file and the files people write", ("records",)),
+    ("the fused local judge", ("fused",)),
+    ("scorers: one method each", ("scorers",)),
+    ("judging: config, the judge, runners", ("judging",)),
+    ("analysis: meta-evaluation, calibration, diffs, cards", ("meta",)),
+    ("the bill before a run; juries", ("forecast", "jury")),
+    ("release gates; the Ray engine", ("gate", "distributed")),
+    ("services: the results viewer, the decisions server", ("view", "serve")),
+    ("the command line", ("cli",)),
+)
+FACES = "faces: the modules at the top of judgesdk/ and the package itself"
+MAX_TOP_ENTRIES, MAX_TOP_MODULES = 25, 12  # what a newcomer sees at the top of judgesdk/
+
+# Folders whose modules may import judgesdk modules inside functions: folder -> why.
+DEFERRED_OK: dict[str, str] = {
+    "cli": "start-up time: `judgesdk --help` and each command load only what they run",
+    FACES: "pytest loads the plugin (judgesdk.testing) in every session; the judge is built only for tests that use it",
 }
 
 
@@ -131,8 +89,7 @@ class Import:
 
 def package_modules() -> dict[str, tuple[Path, bool]]:
     """Every module of the installed package: name -> (source file, is a package)."""
-    pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
-    mapped = tomllib.loads(pyproject.read_text(encoding="utf-8"))["tool"]["setuptools"].get("package-dir", {})
+    mapped = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"].get("package-dir", {})
     roots = sorted({"judgesdk", *(name for name in mapped if name.startswith("judgesdk."))})
     found: dict[str, tuple[Path, bool]] = {}
     for root in roots:
@@ -192,18 +149,27 @@ def _is_type_checking(test: ast.expr) -> bool:
     )
 
 
+def folder_of(module: str) -> str | None:
+    """The folder a module sits in (``judgesdk.<folder>...``), or None for a face (``judgesdk``, ``judgesdk.<module>``)."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 2 or (len(parts) == 2 and _is_folder(parts[1])) else None
+
+
+def _is_folder(name: str) -> bool:
+    return (REPO / "judgesdk" / name / "__init__.py").exists() or name in ("providers", "prompts")
+
+
 def floor_of(module: str) -> int | None:
-    """The index of ``module``'s floor in :data:`LAYERS`: its own entry, else its nearest ``pkg.*``."""
-    for index, (_, members) in enumerate(LAYERS):
-        if module in members:
-            return index
-    parent = module
-    while "." in parent:
-        parent = parent.rpartition(".")[0]
-        for index, (_, members) in enumerate(LAYERS):
-            if f"{parent}.*" in members:
-                return index
-    return None
+    """The index of ``module``'s floor in :data:`FLOORS` (``len(FLOORS)`` for a face), None when its folder
+    has none."""
+    folder = folder_of(module)
+    if folder is None:
+        return len(FLOORS)
+    return next((i for i, (_, folders) in enumerate(FLOORS) if folder in folders), None)
+
+
+def floor_name(index: int) -> str:
+    return FACES if index == len(FLOORS) else FLOORS[index][0]
 
 
 def all_imports() -> tuple[dict[str, tuple[Path, bool]], list[Import]]:
@@ -253,14 +219,13 @@ def cycles(imports: list[Import]) -> list[list[str]]:
 
 
 def upward(imports: list[Import]) -> list[Import]:
-    """Imports from a lower floor to a higher one."""
+    """Imports from a lower floor to a higher one (a folder's module importing a face counts: faces are on top)."""
     return [imp for imp in imports if (low := floor_of(imp.importer)) is not None and (high := floor_of(imp.imported)) is not None and low < high]
 
 
 def deferred_not_allowed(imports: list[Import]) -> list[Import]:
     def allowed(imp: Import) -> bool:
-        what, _ = DEFERRED_OK.get(imp.importer, ("", ""))
-        return bool(what) and (imp.imported == what or imp.imported.startswith(what + "."))
+        return (folder_of(imp.importer) or FACES) in DEFERRED_OK
 
     return [imp for imp in imports if imp.deferred and not allowed(imp)]
 
@@ -291,20 +256,40 @@ def test_the_reader_sees_relative_deferred_and_type_only_imports():
 
 def test_the_walk_reaches_every_part_of_the_package(graph):
     modules, _ = graph
-    for name in ("judgesdk.judge", "judgesdk.scorers.pairwise", "judgesdk.gate.run", "judgesdk.meta.cli", "judgesdk.providers.scripted", "judgesdk.prompts"):
+    for name in ("judgesdk.judging.judge", "judgesdk.scorers.pairwise", "judgesdk.gate.run", "judgesdk.cli.meta_eval", "judgesdk.providers.scripted", "judgesdk.prompts"):
         assert name in modules
 
 
-def test_every_module_has_a_floor(graph):
+def test_every_module_stands_in_a_folder_with_a_floor_or_is_a_face(graph):
     modules, _ = graph
     unplaced = sorted(name for name in modules if floor_of(name) is None)
-    assert not unplaced, f"modules with no floor in tests/test_layers.py LAYERS (declare where each stands): {unplaced}"
+    assert not unplaced, f"modules in folders that FLOORS in tests/test_layers.py does not place (declare the folder's floor): {unplaced}"
 
 
-def test_the_plan_names_only_modules_that_exist(graph):
+def test_the_plan_names_only_folders_that_exist_or_are_to_come():
+    """A folder of FLOORS that does not exist is allowed only for services announced in the plan."""
+    to_come = {"view", "serve"}
+    missing = [f for _, folders in FLOORS for f in folders if not _is_folder(f) and f not in to_come]
+    assert not missing, f"FLOORS names folders that do not exist: {missing}"
+
+
+def test_every_folder_says_what_lives_there_and_what_it_may_import(graph):
+    """Each folder's ``__init__`` docstring names its floor's purpose and a "May import:" line; every judgesdk
+    folder named there stands on a lower or the same floor."""
     modules, _ = graph
-    stale = [m for _, members in LAYERS for m in members if not m.endswith(".*") and m not in modules]
-    assert not stale, f"LAYERS names modules that do not exist: {stale}"
+    problems = []
+    folders = sorted({folder_of(m) for m in modules} - {None})
+    for folder in folders:
+        package = f"judgesdk.{folder}"
+        doc = ast.get_docstring(parse(modules[package][0].read_text(encoding="utf-8"))) or ""
+        if "May import:" not in doc:
+            problems.append(f"{package}: its __init__ docstring has no 'May import:' line")
+            continue
+        allowed = doc.split("May import:", 1)[1]
+        for named in sorted(set(re.findall(r"judgesdk\.(\w+)", allowed))):
+            if floor_of(f"judgesdk.{named}.x") is not None and floor_of(f"judgesdk.{named}.x") > floor_of(package):  # type: ignore[operator]
+                problems.append(f"{package} says it may import judgesdk.{named}, a higher floor")
+    assert not problems, "\n".join(problems)
 
 
 def test_no_import_cycles(graph):
@@ -317,7 +302,7 @@ def test_no_import_cycles(graph):
 def test_no_import_runs_up_a_floor(graph):
     _, imports = graph
     found = upward(imports)
-    lines = [f"{imp.where()}: floor {floor_of(imp.importer)} ({LAYERS[floor_of(imp.importer)][0].split(':')[0]}) -> floor {floor_of(imp.imported)} ({LAYERS[floor_of(imp.imported)][0].split(':')[0]})" for imp in found]  # type: ignore[index]
+    lines = [f"{imp.where()}: {floor_name(floor_of(imp.importer))} -> {floor_name(floor_of(imp.imported))}" for imp in found]  # type: ignore[arg-type]
     assert not found, f"{len(found)} import(s) from a lower floor to a higher one:\n" + "\n".join(lines)
 
 
@@ -327,31 +312,41 @@ def test_judgesdk_modules_are_imported_inside_functions_only_for_start_up_time(g
     assert not found, "imports of judgesdk modules inside functions (hoist them; see DEFERRED_OK):\n" + "\n".join(imp.where() for imp in found)
 
 
-@pytest.mark.parametrize(
-    ("old", "name", "new"),
-    [
-        ("judgesdk.cost", "Budget", "judgesdk.budget"),
-        ("judgesdk.cost", "BudgetMeter", "judgesdk.budget"),
-        ("judgesdk.cost", "BudgetState", "judgesdk.budget"),
-        ("judgesdk.cost", "BudgetedProvider", "judgesdk.budget"),
-        ("judgesdk.cost", "budgeted_judge", "judgesdk.runners"),
-        ("judgesdk.cost", "score_within_budget", "judgesdk.runners"),
-        ("judgesdk.cost", "ascore_within_budget", "judgesdk.runners"),
-        ("judgesdk.batch", "run_offline", "judgesdk.runners"),
-        ("judgesdk.batch", "OfflineReport", "judgesdk.runners"),
-    ],
-)
-def test_moved_names_still_load_from_their_old_module_with_a_warning(old, name, new):
-    module = importlib.import_module(old)
-    with pytest.warns(DeprecationWarning, match=new):
-        value = getattr(module, name)
-    assert value is getattr(importlib.import_module(new), name)
+def test_the_top_of_the_package_stays_small():
+    """What a newcomer sees in judgesdk/: at most 25 entries, at most 12 of them modules (the faces)."""
+    top = sorted(p.name for p in (REPO / "judgesdk").iterdir() if not p.name.startswith("__pycache__") and (p.suffix == ".py" or (p / "__init__.py").exists()))
+    modules = [name for name in top if name.endswith(".py")]
+    assert len(top) <= MAX_TOP_ENTRIES, f"{len(top)} entries at the top of judgesdk/ (at most {MAX_TOP_ENTRIES}): {top}"
+    assert len(modules) <= MAX_TOP_MODULES, f"{len(modules)} modules at the top of judgesdk/ (at most {MAX_TOP_MODULES}): {modules}"
 
 
-def test_documented_import_paths_work_without_warnings():
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        from judgesdk.cost import CostModel, Price, price_for, summarize_usage  # noqa: F401
-        from judgesdk.judge import Judge, as_criteria, as_criterion  # noqa: F401
-        from judgesdk.provider import find_layer  # noqa: F401
-        from judgesdk.scorers.pairwise import as_criterion as pairwise_criterion  # noqa: F401
+def test_adapters_import_what_is_on_disk():
+    """Every import in the repository's providers/ resolves to a file on disk: siblings relatively (``from ._sdk
+    import x``), judgesdk's own modules under judgesdk/; never ``judgesdk.providers.*``, a path that exists only
+    after installation (pyproject.toml maps providers/ to it)."""
+    problems = []
+    for path in sorted((REPO / "providers").glob("*.py")):
+        for node in ast.walk(parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level == 1:
+                target = REPO / "providers" / f"{node.module}.py" if node.module else None
+                names = [] if node.module else [REPO / "providers" / f"{a.name}.py" for a in node.names]
+                for file in ([target] if target else names):
+                    if not file.exists():
+                        problems.append(f"{path.name}:{node.lineno}: relative import of {file.name}, which is not in providers/")
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                dotted = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+                for name in dotted:
+                    if name == "judgesdk.providers" or name.startswith("judgesdk.providers."):
+                        problems.append(f"{path.name}:{node.lineno}: imports {name}; import a sibling relatively (from .x import ...)")
+                    elif name.startswith("judgesdk."):
+                        parts = name.split(".")
+                        on_disk = REPO.joinpath(*parts).with_suffix(".py").exists() or (REPO.joinpath(*parts) / "__init__.py").exists()
+                        if not on_disk:
+                            problems.append(f"{path.name}:{node.lineno}: imports {name}, which is not a file under judgesdk/")
+    assert not problems, "\n".join(problems)
+
+
+def test_providers_and_prompts_stay_at_the_top_of_the_repository():
+    mapped = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]["package-dir"]
+    assert mapped["judgesdk.providers"] == "providers" and (REPO / "providers" / "__init__.py").exists()
+    assert mapped["judgesdk.prompts"] == "prompts" and (REPO / "prompts" / "__init__.py").exists()

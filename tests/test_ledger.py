@@ -1,6 +1,6 @@
 """The results file as a ledger (issue 12, defects 1, 3, 5 and 10; :mod:`judgesdk.records`).
 
-Runs go through the real command line (``judgesdk.cli.main``) and the real gate, with the scripted
+Runs go through the real command line (``judgesdk.cli.app.main``) and the real gate, with the scripted
 provider in place of a model: an output holding ``Q<n>`` gets score n, one holding a word of ``DOWN``
 fails its call as a provider that is down would.
 """
@@ -22,15 +22,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from judgesdk.cli import main
-from judgesdk.config import load_config
-from judgesdk.errors import InputError, PermanentError
+from judgesdk.cli.app import main
+from judgesdk.judging.judge_config import load_config
+from judgesdk.core.errors import InputError, PermanentError
 from judgesdk.gate import evaluate_gates, load_gate_config
-from judgesdk.judge import Judge
-from judgesdk.provider import as_text
+from judgesdk.judging.judge import Judge
+from judgesdk.provider.protocol import as_text
 from judgesdk.providers.scripted import ScriptedProvider, ScriptedReply
-from judgesdk.records import Ask, Ledger, ask_for, is_final, item_ids, latest, parse_rows, read_rows
-from judgesdk.types import Criterion
+from judgesdk.records import Ask, Ledger, is_final, item_ids, latest, parse_rows, read_rows
+from judgesdk.judging.judge_config import ask_for
+from judgesdk.core.types import Criterion
 
 REPO = Path(__file__).resolve().parents[1]
 FROM_CONFIG = Judge.from_config.__func__  # type: ignore[attr-defined]
@@ -236,10 +237,10 @@ def test_the_key_names_criterion_method_and_what_in_the_config_changes_answers()
 
 SLOW_RUN = """
 import asyncio, os, re, sys
-from judgesdk.cli import main
-from judgesdk.judge import Judge
+from judgesdk.cli.app import main
+from judgesdk.judging.judge import Judge
 from judgesdk.providers.scripted import ScriptedProvider, ScriptedReply
-from judgesdk.provider import as_text
+from judgesdk.provider.protocol import as_text
 
 class Slow(ScriptedProvider):
     async def generate(self, request):  # after the first answer, wait until the file named by RELEASE exists
@@ -315,7 +316,7 @@ def test_ctrl_c_keeps_finished_results_prints_one_line_exits_130_and_resumes(tmp
     try:
         code, _, err = run(score(tmp_path, items, out), capsys)
     except KeyboardInterrupt:
-        pytest.fail("Ctrl-C escaped judgesdk.cli.main as a KeyboardInterrupt")
+        pytest.fail("Ctrl-C escaped judgesdk.cli.app.main as a KeyboardInterrupt")
     assert code == 130
     assert err.startswith("judgesdk: interrupted") and err.count("\n") == 1 and "Traceback" not in err, err
     assert "2 finished result(s)" in err and str(out) in err
@@ -412,7 +413,7 @@ def test_reading_a_file_with_several_questions_on_one_criterion_says_so(tmp_path
 
 
 def test_bench_judges_errored_records_again_and_evaluates_the_latest_row(tmp_path):
-    from judgesdk import bench
+    from judgesdk.meta import bench
     from judgesdk.meta.datasets import HumanRecord
 
     records = [HumanRecord(dataset="summeval", doc_id=f"d{d}", system_id=s, source="an article", output=f"{s} Q{q}", scores={"coherence": q})
@@ -430,7 +431,7 @@ def test_bench_judges_errored_records_again_and_evaluates_the_latest_row(tmp_pat
 
 
 def test_calibrate_reads_the_latest_row_and_refuses_a_file_of_two_runs(tmp_path):
-    from judgesdk.calibration import load_labelled
+    from judgesdk.records.labels import load_labelled
 
     judge_rows = [{"id": f"d{i}", "doc_id": f"d{i}", "system_id": "s", "score": float(i % 5 + 1), "criterion": "c", "asked": "c/geval/1"} for i in range(10)]
     retried = {"id": "d0", "doc_id": "d0", "system_id": "s", "score": None, "status": "error", "criterion": "c", "asked": "c/geval/1"}

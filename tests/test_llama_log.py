@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from judgesdk.provider import GenerateRequest, Message
+from judgesdk.provider.protocol import GenerateRequest, Message
 
 SWA = "llama_kv_cache_iswa: using full-size SWA cache"
 LABELS = GenerateRequest(messages=(Message(role="user", content="Is the sky blue? Answer:"),), labels=(" yes", " no"), max_tokens=0)
@@ -25,7 +25,7 @@ def score_with_the_local_model(tmp_path: Path, gguf_path: Path, *flags: str) -> 
     config.write_text(f'[[providers]]\nkind = "local"\n[providers.options]\nmodel_path = "{gguf_path}"\nn_ctx = 512\n\n[cache]\nenabled = false\n')
     items = tmp_path / "items.jsonl"
     items.write_text(json.dumps({"id": "a", "output": "The cat sat on the mat.", "source": "A cat sat on a mat."}) + "\n")
-    command = [sys.executable, "-m", "judgesdk.cli", *flags, "score", str(items), "--config", str(config), "--method", "direct", "--quiet"]
+    command = [sys.executable, "-m", "judgesdk.cli.app", *flags, "score", str(items), "--config", str(config), "--method", "direct", "--quiet"]
     env = {k: v for k, v in os.environ.items() if not k.startswith("JUDGESDK_")}
     return subprocess.run(command, capture_output=True, text=True, timeout=300, env=env)
 

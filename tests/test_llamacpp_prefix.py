@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from judgesdk.provider import GenerateRequest, Message
+from judgesdk.provider.protocol import GenerateRequest, Message
 from judgesdk.providers.llamacpp import PrefixStates, SavedState, common_prefix, shared_prefix
 
 LABELS = ("1", " 1", "2", " 2", "3", " 3")
@@ -134,7 +134,7 @@ async def test_parallel_suffixes_share_one_decode_and_keep_each_answer(gguf_path
 async def test_queued_requests_hear_a_model_that_fails_to_load(gguf_path, tmp_path):
     import asyncio
 
-    from judgesdk.errors import UnavailableError
+    from judgesdk.core.errors import UnavailableError
     from judgesdk.providers.llamacpp import LlamaCppProvider
 
     broken = tmp_path / "broken.gguf"
@@ -146,7 +146,7 @@ async def test_queued_requests_hear_a_model_that_fails_to_load(gguf_path, tmp_pa
 
 
 def test_a_file_that_is_not_gguf_is_refused_when_the_provider_is_built(tmp_path):
-    from judgesdk.errors import PermanentError
+    from judgesdk.core.errors import PermanentError
     from judgesdk.providers.llamacpp import LlamaCppProvider
 
     broken = tmp_path / "broken.gguf"
@@ -212,7 +212,7 @@ async def test_label_probabilities_do_not_depend_on_what_ran_before(gguf_path):
 
 
 def test_parallel_suffixes_must_be_positive(gguf_path):
-    from judgesdk.errors import ConfigError
+    from judgesdk.core.errors import ConfigError
 
     with pytest.raises(ConfigError, match="parallel_suffixes"):
         provider(gguf_path, parallel_suffixes=0)
@@ -252,8 +252,8 @@ def test_common_prefix():
 def test_a_batch_too_small_for_the_padding_is_refused(gguf_path):
     """Every decode is padded by up to 6 tokens into llama-cpp-python's batch of n_batch slots: a smaller
     n_batch would write past it."""
-    from judgesdk.config import load_config
-    from judgesdk.errors import ConfigError
+    from judgesdk.judging.judge_config import load_config
+    from judgesdk.core.errors import ConfigError
 
     with pytest.raises(ConfigError, match="n_batch must be >= 16"):
         provider(gguf_path, n_batch=8)

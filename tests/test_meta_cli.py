@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from judgesdk.meta.cli import register
+from judgesdk.cli.meta_eval import register
 from judgesdk.meta.datasets import shared_data_dir
 
 

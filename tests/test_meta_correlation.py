@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from judgesdk.errors import InputError
+from judgesdk.core.errors import InputError
 from judgesdk.meta import (
     ScoredItem,
     correlate,
@@ -18,7 +18,7 @@ from judgesdk.meta import (
     level_correlation,
     resolve_level,
 )
-from judgesdk.stats import group_values
+from judgesdk.stats.groups import group_values
 
 
 def table(human: dict[str, list[float]], pred: dict[str, list[float | None]]) -> list[ScoredItem]:

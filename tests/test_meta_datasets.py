@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from judgesdk.errors import InputError
+from judgesdk.core.errors import InputError
 from judgesdk.meta import dimensions, human_scores, load_dataset, load_hanna_csv, load_jsonl, shared_data_dir
 
 

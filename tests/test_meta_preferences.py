@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from judgesdk.errors import InputError
+from judgesdk.core.errors import InputError
 from judgesdk.meta import (
     PairwiseJudgement,
     ScoredItem,

@@ -13,11 +13,11 @@ def test_judge_criterion_and_scale_import_from_the_package_without_warnings():
         warnings.simplefilter("error")
         from judgesdk import Criterion, Judge, Scale
 
-    import judgesdk.judge
-    import judgesdk.types
+    import judgesdk.judging.judge
+    import judgesdk.core.types
 
-    assert Judge is judgesdk.judge.Judge
-    assert Criterion is judgesdk.types.Criterion and Scale is judgesdk.types.Scale
+    assert Judge is judgesdk.judging.judge.Judge
+    assert Criterion is judgesdk.core.types.Criterion and Scale is judgesdk.core.types.Scale
 
 
 def test_the_package_lists_judge_and_refuses_unknown_names():
@@ -31,10 +31,10 @@ def test_the_package_lists_judge_and_refuses_unknown_names():
 def test_import_judgesdk_does_not_load_the_judge():
     code = (
         "import sys, judgesdk\n"
-        "heavy = sorted(m for m in ('judgesdk.judge', 'judgesdk.config', 'judgesdk.scorers', 'judgesdk.estimation') if m in sys.modules)\n"
+        "heavy = sorted(m for m in ('judgesdk.judging.judge', 'judgesdk.judging.judge_config', 'judgesdk.scorers', 'judgesdk.estimation.estimate') if m in sys.modules)\n"
         "assert not heavy, heavy\n"
         "from judgesdk import Judge\n"
-        "assert 'judgesdk.judge' in sys.modules\n"
+        "assert 'judgesdk.judging.judge' in sys.modules\n"
     )
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr[-2000:]

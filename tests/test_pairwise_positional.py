@@ -1,6 +1,6 @@
 """One positional-bias computation (004 §3.5) for the pairwise rankings and for meta-evaluation.
 
-:func:`judgesdk.scorers.positional.position_bias` serves both; each caller states how a tie counts
+:func:`judgesdk.stats.positional.position_bias` serves both; each caller states how a tie counts
 (``tie_credit``). The two callers must give exactly the numbers their own computations gave before they
 were merged: those are frozen here (``_ranking_before`` and ``_meta_before``, copied from the modules as
 they were) and compared on seeded random verdicts, ties, unparsed answers and repeats included.
@@ -12,13 +12,13 @@ import random
 
 import pytest
 
-from judgesdk.errors import InputError
+from judgesdk.core.errors import InputError
 from judgesdk.meta import PairwiseJudgement
 from judgesdk.meta import positional_bias as meta_positional_bias
 from judgesdk.providers.scripted import ScriptedProvider, ScriptedReply
 from judgesdk.scorers.pairwise import OrderJudgement, rank
 from judgesdk.scorers.pairwise import positional_bias as ranking_positional_bias
-from judgesdk.scorers.positional import OrderVerdict, position_bias
+from judgesdk.stats.positional import OrderVerdict, position_bias
 
 # -- the two computations as they were before (frozen copies) ----------------------------------------
 

@@ -8,8 +8,8 @@ import random
 
 import pytest
 
-from judgesdk.errors import InputError
-from judgesdk.provider import as_text
+from judgesdk.core.errors import InputError
+from judgesdk.provider.protocol import as_text
 from judgesdk.providers.scripted import ScriptedProvider, ScriptedReply
 from judgesdk.scorers.pairwise import (
     BradleyTerryFit,
@@ -122,7 +122,7 @@ async def test_bad_sort_and_active_requests_say_what_to_fix(kwargs, match):
 
 
 def test_judge_rank_with_sort():
-    from judgesdk.judge import Judge
+    from judgesdk.judging.judge import Judge
 
     with Judge(bt_judge([0.0, 2.0, 1.0], 0.3)) as judge:
         ranking = judge.rank(outputs(3), source=SOURCE, criterion="coherence", strategy="sort")
@@ -142,8 +142,8 @@ def test_select_pairs_names_the_selections_it_draws_and_points_active_to_rank():
 def test_cli_rank_accepts_every_selection_including_active(monkeypatch, tmp_path, capsys):
     import json
 
-    from judgesdk.cli import main
-    from judgesdk.judge import Judge
+    from judgesdk.cli.app import main
+    from judgesdk.judging.judge import Judge
 
     theta = [0.0, 2.0, 1.0, -1.0]
     monkeypatch.setattr(Judge, "from_config", classmethod(lambda cls, config=None: Judge(bt_judge(theta, 0.3))))

@@ -1,4 +1,4 @@
-"""Table-driven tests of judgesdk.parsing on judge outputs of the kind the papers publish (001 Tables 26-27)."""
+"""Table-driven tests of judgesdk.estimation.parsing on judge outputs of the kind the papers publish (001 Tables 26-27)."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import math
 
 import pytest
 
-from judgesdk.errors import InputError
-from judgesdk.parsing import ParsedScore, parse_choice, parse_score
-from judgesdk.types import Scale
+from judgesdk.core.errors import InputError
+from judgesdk.estimation.parsing import ParsedScore, parse_choice, parse_score
+from judgesdk.core.types import Scale
 
 LIKERT = Scale.likert(1, 5)
 LETTERS = Scale.letters()

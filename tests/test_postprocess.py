@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from judgesdk.errors import InputError
-from judgesdk.estimation import EstimationSettings
-from judgesdk.postprocess import bin_map, bin_scores, filter_redundant, is_redundant
-from judgesdk.provider import Capabilities, GenerateRequest, as_text
+from judgesdk.core.errors import InputError
+from judgesdk.estimation.estimate import EstimationSettings
+from judgesdk.scorers.postprocess import bin_map, bin_scores, filter_redundant, is_redundant
+from judgesdk.provider.protocol import Capabilities, GenerateRequest, as_text
 from judgesdk.providers.scripted import ScriptedProvider, ScriptedReply
-from judgesdk.types import JudgeItem, JudgeResult, Scale
+from judgesdk.core.types import JudgeItem, JudgeResult, Scale
 
 LIKERT = Scale.likert(1, 5)
 REPEATS = "A family of four members, including a first member, a second member, a third member."

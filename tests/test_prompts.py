@@ -1,4 +1,4 @@
-"""The bundled prompt templates (prompts/) and the criteria presets (judgesdk/presets_data/).
+"""The bundled prompt templates (prompts/) and the criteria presets (judgesdk/prompting/presets_data/).
 
 Works from the source tree (templates loaded by path) and installed (templates from judgesdk.prompts).
 """
@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from judgesdk import presets
-from judgesdk.errors import InputError
-from judgesdk.templates import Template, bundled_template_ids, load_template
+from judgesdk.prompting import presets
+from judgesdk.core.errors import InputError
+from judgesdk.prompting.templates import Template, bundled_template_ids, load_template
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -361,7 +361,7 @@ def test_presets_fill_the_default_template(dataset: str):
 
 
 def test_preset_files_name_their_sources():
-    root = resources.files("judgesdk").joinpath("presets_data")
+    root = resources.files("judgesdk.prompting").joinpath("presets_data")
     files = [e for e in root.iterdir() if e.name.endswith(".toml")]
     assert len(files) == len(SCALES)
     for entry in files:
@@ -371,12 +371,12 @@ def test_preset_files_name_their_sources():
 
 
 def test_presets_are_package_data():
-    """The wheel must carry judgesdk/presets_data/*.toml (setuptools only ships declared package data)."""
+    """The wheel must carry judgesdk/prompting/presets_data/*.toml (setuptools only ships declared package data)."""
     pyproject = REPO / "pyproject.toml"
     if not pyproject.exists():
         pytest.skip("no pyproject.toml (installed package)")
     config = tomllib.loads(pyproject.read_text(encoding="utf-8"))
-    patterns = config.get("tool", {}).get("setuptools", {}).get("package-data", {}).get("judgesdk", [])
+    patterns = config.get("tool", {}).get("setuptools", {}).get("package-data", {}).get("judgesdk.prompting", [])
     assert any(fnmatch.fnmatch("presets_data/summeval.toml", p) for p in patterns), (
-        'add "judgesdk" = ["presets_data/*.toml"] to [tool.setuptools.package-data] in pyproject.toml'
+        'add "judgesdk.prompting" = ["presets_data/*.toml"] to [tool.setuptools.package-data] in pyproject.toml'
     )

@@ -1,4 +1,4 @@
-"""Provenance in every result (judgesdk.provenance), ``judgesdk diff`` and the ``provenance`` gate kind."""
+"""Provenance in every result (judgesdk.core.provenance), ``judgesdk diff`` and the ``provenance`` gate kind."""
 
 from __future__ import annotations
 
@@ -10,15 +10,15 @@ import pytest
 from judgesdk.providers.scripted import ScriptedProvider, ScriptedReply
 from scipy import stats
 
-from judgesdk.cli import main
-from judgesdk.diff import diff_rows
-from judgesdk.errors import InputError, PermanentError
+from judgesdk.cli.app import main
+from judgesdk.meta.diff import diff_rows
+from judgesdk.core.errors import InputError, PermanentError
 from judgesdk.gate import CriterionRun, GateRun, decide, load_gate_config
-from judgesdk.judge import Judge
-from judgesdk.provenance import Provenance, changes, record_of, sdk_version
-from judgesdk.provider import Capabilities, GenerateRequest, GenerateResponse, as_text
+from judgesdk.judging.judge import Judge
+from judgesdk.core.provenance import Provenance, changes, record_of, sdk_version
+from judgesdk.provider.protocol import Capabilities, GenerateRequest, GenerateResponse, as_text
 from judgesdk.records import row_for
-from judgesdk.types import Criterion, JudgeResult
+from judgesdk.core.types import Criterion, JudgeResult
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 CRIT = Criterion(name="quality", description="quality")

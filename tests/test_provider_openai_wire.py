@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from judgesdk.errors import AuthError, RateLimitError, TransientError
-from judgesdk.provider import Capabilities, GenerateRequest, Message
+from judgesdk.core.errors import AuthError, RateLimitError, TransientError
+from judgesdk.provider.protocol import Capabilities, GenerateRequest, Message
 
 openai = pytest.importorskip("openai")
 

@@ -9,11 +9,11 @@ import asyncio
 import pytest
 from pydantic import ValidationError
 
-from judgesdk.errors import RateLimitError, RetriesExhaustedError
-from judgesdk.provider import GenerateRequest, GenerateResponse, Message, Usage
+from judgesdk.core.errors import RateLimitError, RetriesExhaustedError
+from judgesdk.provider.protocol import GenerateRequest, GenerateResponse, Message, Usage
 from judgesdk.providers.scripted import FULL, ScriptedProvider
-from judgesdk.ratelimit import RateLimitConfig, RateLimitedProvider, rate_limited
-from judgesdk.retry import RetryingProvider, RetryPolicy
+from judgesdk.provider.layers.ratelimit import RateLimitConfig, RateLimitedProvider, rate_limited
+from judgesdk.provider.layers.retry import RetryingProvider, RetryPolicy
 
 
 class VirtualTime:
@@ -193,7 +193,7 @@ def test_config_rejects_impossible_limits_and_none_means_no_wrapper():
 
 
 async def test_n_counts_as_n_calls_only_where_the_backend_cannot_sample_n():
-    from judgesdk.provider import Capabilities
+    from judgesdk.provider.protocol import Capabilities
 
     time = VirtualTime()
     single = ScriptedProvider(lambda r: "3", capabilities=Capabilities(multiple_samples=False))
@@ -205,8 +205,8 @@ async def test_n_counts_as_n_calls_only_where_the_backend_cannot_sample_n():
 
 
 async def test_a_pool_spreads_requests_over_its_members_and_keeps_one_identity():
-    from judgesdk.errors import InputError
-    from judgesdk.ratelimit import ProviderPool, build_limited
+    from judgesdk.core.errors import InputError
+    from judgesdk.provider.layers.ratelimit import ProviderPool, build_limited
 
     members = [Gate() for _ in range(3)]
     pool = ProviderPool(members)

@@ -20,10 +20,11 @@ from pathlib import Path
 import pytest
 
 from conftest import REQUIRE_INTEGRATION
-from judgesdk.cli import main
-from judgesdk.judge import Judge
+from judgesdk.cli.app import main
+from judgesdk.judging.judge import Judge
 from judgesdk.providers.scripted import ScriptedProvider, ScriptedReply
-from judgesdk.records import Ask, ask_for, read_items, read_rows, row_for
+from judgesdk.records import Ask, read_items, read_rows, row_for
+from judgesdk.judging.judge_config import ask_for
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="finds Ray's worker processes in /proc")
 
@@ -64,8 +65,8 @@ class Scripted:
         self.trace, self.delay_s, self.fail_while = trace, delay_s, fail_while
 
     def __call__(self) -> ScriptedProvider:
-        from judgesdk.errors import PermanentError
-        from judgesdk.provider import as_text
+        from judgesdk.core.errors import PermanentError
+        from judgesdk.provider.protocol import as_text
 
         (self.trace / f"pid-{os.getpid()}").touch()
 
@@ -98,7 +99,7 @@ def _folder_rows(folder: Path) -> list[dict]:
 
 def _single_process_rows(items: Path, factory: Scripted, criterion: str) -> list[dict]:
     """What ``judgesdk score`` writes for ``items``: its reader, its ask, its rows."""
-    from judgesdk.config import load_config
+    from judgesdk.judging.judge_config import load_config
 
     pairs = read_items(items)
     ask = ask_for(load_config(CONFIG), _criterion(criterion))
@@ -108,7 +109,7 @@ def _single_process_rows(items: Path, factory: Scripted, criterion: str) -> list
 
 
 def _criterion(name: str):
-    from judgesdk.types import as_criterion
+    from judgesdk.core.types import as_criterion
 
     return as_criterion(name)
 
@@ -174,7 +175,7 @@ def test_a_killed_actor_loses_nothing_and_duplicates_nothing(ray_local, tmp_path
 
 def test_the_limiter_is_shared_by_all_actors(ray_local, tmp_path):
     from judgesdk.distributed import score_dataset
-    from judgesdk.ratelimit import RateLimitConfig
+    from judgesdk.provider.layers.ratelimit import RateLimitConfig
 
     items = _items_file(tmp_path, 10)
     limit = RateLimitConfig(requests_per_minute=120, burst_s=1.0)  # 2 calls a second, a bucket of 2
@@ -189,8 +190,8 @@ def test_the_limiter_is_shared_by_all_actors(ray_local, tmp_path):
 
 def test_a_429_slows_every_actor_through_the_shared_limiter():
     from judgesdk.distributed.limiter import SharedLimiter
-    from judgesdk.provider import GenerateRequest, Message
-    from judgesdk.ratelimit import RateLimitConfig
+    from judgesdk.provider.protocol import GenerateRequest, Message
+    from judgesdk.provider.layers.ratelimit import RateLimitConfig
 
     async def scenario():
         limiter = SharedLimiter(RateLimitConfig(max_concurrency=4), lease_s=0.5)
@@ -237,7 +238,7 @@ def test_a_dataset_or_parquet_input_gives_the_rows_of_the_jsonl_file(ray_local, 
 
 def test_repeated_ids_in_a_dataset_are_refused(ray_local, tmp_path):
     from judgesdk.distributed import score_dataset
-    from judgesdk.errors import InputError
+    from judgesdk.core.errors import InputError
 
     data = ray_local.data.from_items([{"id": "same", "output": "one"}, {"id": "other", "output": "two"}, {"id": "same", "output": "three"}])
     with pytest.raises(InputError, match="more than once"):
@@ -248,7 +249,7 @@ def test_repeated_ids_in_a_dataset_are_refused(ray_local, tmp_path):
 
 def test_a_provider_no_actor_can_build_is_a_config_error(ray_local, tmp_path):
     from judgesdk.distributed import score_dataset
-    from judgesdk.errors import ConfigError
+    from judgesdk.core.errors import ConfigError
 
     config = {**CONFIG, "providers": [{"kind": "local", "options": {"model_path": str(tmp_path / "missing.gguf")}}]}
     with pytest.raises(ConfigError, match="no provider"):
@@ -259,7 +260,7 @@ def test_a_provider_no_actor_can_build_is_a_config_error(ray_local, tmp_path):
 
 
 def test_cache_merge_copies_what_the_destination_lacks(tmp_path, capsys):
-    from judgesdk.cache import open_cache
+    from judgesdk.provider.layers.cache import open_cache
 
     for name, entries in (("a", {"k1": "v1", "k2": "v2"}), ("b", {"k2": "other", "k3": "v3"}), ("dst", {"k1": "v1"})):
         with open_cache(tmp_path / name) as cache:
@@ -293,7 +294,7 @@ def test_bad_input_is_a_usage_error(argv, tmp_path, capsys):
 
 def test_an_output_path_that_is_a_file_is_refused_by_the_entry_point(ray_local, tmp_path):
     from judgesdk.distributed import score_dataset
-    from judgesdk.errors import InputError
+    from judgesdk.core.errors import InputError
 
     items = _items_file(tmp_path, 2)
     with pytest.raises(InputError, match="is a file"):

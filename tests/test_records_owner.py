@@ -20,10 +20,10 @@ from pathlib import Path
 import pytest
 from _source import parse
 
-from judgesdk.cli import main
-from judgesdk.distributions import LabelDistribution
-from judgesdk.errors import InputError
-from judgesdk.judge import Judge
+from judgesdk.cli.app import main
+from judgesdk.estimation.distributions import LabelDistribution
+from judgesdk.core.errors import InputError
+from judgesdk.judging.judge import Judge
 from judgesdk.meta.readers import load_predictions
 from judgesdk.providers.scripted import ScriptedProvider, ScriptedReply
 from judgesdk.records import (
@@ -38,7 +38,7 @@ from judgesdk.records import (
     result_line,
     row_for,
 )
-from judgesdk.types import JudgeResult, Scale
+from judgesdk.core.types import JudgeResult, Scale
 
 REPO = Path(__file__).resolve().parents[1]
 PROBS = {"1": 0.0, "2": 0.1, "3": 0.2, "4": 0.3, "5": 0.4}
@@ -163,22 +163,6 @@ def test_a_results_file_of_judgesdk_score_is_read_by_meta_eval_through_the_schem
 # -- judgesdk.runlog: a deprecated alias -----------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", ["append", "done_ids", "read_objects", "read_utf8", "result_line"])
-def test_runlog_names_still_load_from_records_with_a_warning(name):
-    runlog = importlib.import_module("judgesdk.runlog")
-    with pytest.warns(DeprecationWarning, match="judgesdk.records"):
-        value = getattr(runlog, name)
-    assert value is getattr(importlib.import_module("judgesdk.records"), name)
-
-
-def test_importing_runlog_itself_does_not_warn_and_unknown_names_fail():
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        runlog = importlib.reload(importlib.import_module("judgesdk.runlog"))
-    with pytest.raises(AttributeError):
-        runlog.parse_rows  # noqa: B018 - never a name of runlog
-
-
 # -- nobody else reads the file -------------------------------------------------------------------------
 
 
@@ -244,7 +228,7 @@ ALLOWED = {
     "judgesdk.records.inputs": "the owner (read_objects, the strict JSONL reader of items, predictions and labels)",
     "judgesdk.meta.datasets": "human-annotation datasets (HumanRecord lines of ../shared/data), not a judge's results",
     "judgesdk.fused.model": "one JSON document: a fitted fused judge's weights",
-    "judgesdk.score_cli": "the JSON value of a `--option key=value` on the command line",
+    "judgesdk.cli.score": "the JSON value of a `--option key=value` on the command line",
     "judgesdk.scorers.common": "a scorer's own record cache (export_jsonl / import_jsonl of its record type)",
     "judgesdk.providers.openai_batch": "the OpenAI Batch API's output file (the provider's responses), read by its adapter",
     "judgesdk.distributed.batches": "one input line's passthrough fields, carried through a Ray batch as JSON text",
@@ -252,13 +236,13 @@ ALLOWED = {
 
 # The commands that read a results file, and what each must take from judgesdk.records to do it.
 READERS = {
-    "judgesdk.score_cli": {"Ledger", "row_for"},  # score: resumes from, and appends to, its -o file
+    "judgesdk.cli.score": {"Ledger", "row_for"},  # score: resumes from, and appends to, its -o file
     "judgesdk.gate.run": {"Ledger", "read_rows", "latest", "row_for"},  # gate: results read as is, or judged into
-    "judgesdk.gate_cli": {"read_rows", "latest"},  # gate label-slice over a results file
-    "judgesdk.bench": {"Ledger", "row_for", "cell_id"},  # bench: predictions written; read back by meta.readers
+    "judgesdk.cli.gate": {"read_rows", "latest"},  # gate label-slice over a results file
+    "judgesdk.meta.bench": {"Ledger", "row_for", "cell_id"},  # bench: predictions written; read back by meta.readers
     "judgesdk.meta.readers": {"read_predictions"},  # meta-eval: predictions (results) files
-    "judgesdk.calibration": {"read_rows", "latest", "join_key"},  # calibrate: results joined to human labels
-    "judgesdk.forecast": {"read_rows", "latest"},  # forecast: what a resumed run has left to judge
+    "judgesdk.meta.calibration": {"read_rows", "latest", "join_key"},  # calibrate: results joined to human labels
+    "judgesdk.forecast.job": {"read_rows", "latest"},  # forecast: what a resumed run has left to judge
 }
 
 

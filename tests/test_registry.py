@@ -19,13 +19,13 @@ from pathlib import Path
 import pytest
 
 from _hostile import SECRET, assert_one_line_error, run
-from judgesdk import registry
-from judgesdk.cli import main
-from judgesdk.config import ProviderConfig, build_adapter, build_provider, load_config, model_name
-from judgesdk.cost import price_for
-from judgesdk.errors import ConfigError
-from judgesdk.provider import Capabilities
-from judgesdk.registry import Pricing, ProviderOptions, ProviderSpec
+from judgesdk.provider import registry
+from judgesdk.cli.app import main
+from judgesdk.judging.judge_config import ProviderConfig, build_adapter, build_provider, load_config, model_name
+from judgesdk.provider.pricing import price_for
+from judgesdk.core.errors import ConfigError
+from judgesdk.provider.protocol import Capabilities
+from judgesdk.provider.registry import Pricing, ProviderOptions, ProviderSpec
 
 REPO = Path(__file__).resolve().parents[1]
 BUILT_IN = ["anthropic", "litellm", "local", "openai", "scripted"]
@@ -208,11 +208,11 @@ def test_importing_judgesdk_and_reading_kinds_imports_no_adapter_or_sdk():
         """
         import os
         os.environ.pop("JUDGESDK_PROVIDER", None)
-        import judgesdk, judgesdk.registry, judgesdk.config, judgesdk.cost, judgesdk.cli
-        judgesdk.cli.build_parser()                                   # --provider's help lists the kinds
-        judgesdk.registry.provider_kinds()
-        judgesdk.config.load_config({"providers": [{"kind": "openai"}, {"kind": "anthropic"}, {"kind": "litellm"}, {"kind": "local"}]})
-        judgesdk.config.detect_chain({"OPENAI_API_KEY": "k", "ANTHROPIC_API_KEY": "k"})
+        import judgesdk, judgesdk.provider.registry, judgesdk.judging.judge_config, judgesdk.provider.pricing, judgesdk.cli.app
+        judgesdk.cli.app.build_parser()                                   # --provider's help lists the kinds
+        judgesdk.provider.registry.provider_kinds()
+        judgesdk.judging.judge_config.load_config({"providers": [{"kind": "openai"}, {"kind": "anthropic"}, {"kind": "litellm"}, {"kind": "local"}]})
+        judgesdk.judging.judge_config.detect_chain({"OPENAI_API_KEY": "k", "ANTHROPIC_API_KEY": "k"})
         """
     )
     assert imported == []
@@ -221,8 +221,8 @@ def test_importing_judgesdk_and_reading_kinds_imports_no_adapter_or_sdk():
 def test_a_kind_in_use_imports_its_adapter_only():
     imported = _imported_after(
         """
-        from judgesdk.config import load_config
-        from judgesdk.cost import price_for
+        from judgesdk.judging.judge_config import load_config
+        from judgesdk.provider.pricing import price_for
         load_config({"providers": [{"kind": "anthropic", "options": {"prompt_cache": False}}]})
         price_for("scripted", "m")
         """
@@ -233,9 +233,9 @@ def test_a_kind_in_use_imports_its_adapter_only():
 # -- third-party adapters: register() and entry points ----------------------------------------------------
 
 PLUGIN = '''
-from judgesdk.provider import Capabilities
+from judgesdk.provider.protocol import Capabilities
 from judgesdk.providers.scripted import ScriptedProvider
-from judgesdk.registry import Pricing, ProviderOptions, ProviderSpec
+from judgesdk.provider.registry import Pricing, ProviderOptions, ProviderSpec
 
 
 class EchoOptions(ProviderOptions):
@@ -296,7 +296,7 @@ def test_an_entry_point_adds_a_kind_loaded_only_when_used(plugin, tmp_path, caps
         load_config({"providers": [{"kind": "echo", "options": {"anwser": "5"}}]})
     assert price_for("echo", "echo-1") == (None, "echo/echo-1: runs locally, so there is no per-token price")
 
-    from judgesdk.judge import Judge
+    from judgesdk.judging.judge import Judge
 
     with Judge.from_config(config) as judge:
         result = judge.score("The council approved a park.", source="The council approved a park.", criterion="coherence")
@@ -318,7 +318,7 @@ def test_an_entry_point_may_name_a_function_returning_the_spec(plugin):
     [
         ([("echo", "judgesdk_echo_plugin:MISSING")], "provider kind 'echo' \\(entry point judgesdk_echo_plugin:MISSING\\) could not be loaded: AttributeError"),
         ([("echo", "no_such_module_here:PROVIDER")], "could not be loaded: ModuleNotFoundError"),
-        ([("echo", "judgesdk_echo_plugin:EchoOptions")], "gives EchoOptions, not a judgesdk.registry.ProviderSpec"),
+        ([("echo", "judgesdk_echo_plugin:EchoOptions")], "gives EchoOptions, not a judgesdk.provider.registry.ProviderSpec"),
         ([("echo", "judgesdk_echo_plugin:WRONG")], "declares kind 'not-echo'"),
         ([("echo", "judgesdk_echo_plugin:PROVIDER"), ("echo", "judgesdk_echo_plugin:lazy")], "declared by several installed packages"),
     ],
@@ -365,7 +365,7 @@ def test_register_in_process_and_unregister():
 
 
 def test_an_unknown_kind_is_priced_like_a_hosted_api(monkeypatch):
-    from judgesdk import cost
+    from judgesdk.provider import pricing as cost
 
     monkeypatch.setattr(cost, "_litellm_price_map", lambda: {"gpt-x": {"input_cost_per_token": 1e-6, "output_cost_per_token": 2e-6}})
     price, note = price_for("built-in-code", "gpt-x")
@@ -373,8 +373,8 @@ def test_an_unknown_kind_is_priced_like_a_hosted_api(monkeypatch):
 
 
 def test_the_local_kind_is_rate_limited_but_never_pooled(monkeypatch):
-    from judgesdk.ratelimit import RateLimitedProvider
+    from judgesdk.provider.layers.ratelimit import RateLimitedProvider
 
-    monkeypatch.setattr("judgesdk.config.build_adapter", lambda pc: "adapter")
+    monkeypatch.setattr("judgesdk.judging.judge_config.build_adapter", lambda pc: "adapter")
     local = build_provider(ProviderConfig(kind="llamacpp", rate_limit={"max_concurrency": 64, "clients": 4}))
     assert isinstance(local, RateLimitedProvider) and local.inner == "adapter"

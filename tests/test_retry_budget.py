@@ -1,5 +1,5 @@
 """The retry budget (``retry.max_total_s``) counts attempts and back-off, not time a request spent queued in
-the overload guard under the retry wrapper (``judgesdk.config.stack``: retry over guard over adapter)."""
+the overload guard under the retry wrapper (``judgesdk.judging.judge_config.stack``: retry over guard over adapter)."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ import asyncio
 import pytest
 from test_breaker import virtual  # the event loop on virtual time
 
-from judgesdk.breaker import OverloadConfig, OverloadGuard
-from judgesdk.config import JudgeConfig, stack
-from judgesdk.errors import RetriesExhaustedError, TransientError
-from judgesdk.provider import Capabilities, Choice, GenerateRequest, GenerateResponse, Message, find_layer
-from judgesdk.retry import RetryingProvider, RetryPolicy, exclude_from_budget
+from judgesdk.provider.layers.breaker import OverloadConfig, OverloadGuard
+from judgesdk.judging.judge_config import JudgeConfig, stack
+from judgesdk.core.errors import RetriesExhaustedError, TransientError
+from judgesdk.provider.protocol import Capabilities, Choice, GenerateRequest, GenerateResponse, Message, find_layer
+from judgesdk.provider.layers.retry import RetryingProvider, RetryPolicy, exclude_from_budget
 
 
 def request(text: str) -> GenerateRequest:

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from judgesdk.cli import main
-from judgesdk.errors import InputError
-from judgesdk.judge import Judge
-from judgesdk.provider import as_text
+from judgesdk.cli.app import main
+from judgesdk.core.errors import InputError
+from judgesdk.judging.judge import Judge
+from judgesdk.provider.protocol import as_text
 from judgesdk.providers.scripted import ScriptedProvider, ScriptedReply
-from judgesdk.types import JudgeItem
+from judgesdk.core.types import JudgeItem
 
 FROM_CONFIG = Judge.from_config.__func__  # type: ignore[attr-defined]
 

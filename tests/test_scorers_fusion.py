@@ -5,9 +5,9 @@ import math
 
 import pytest
 
-from judgesdk.errors import InputError
-from judgesdk.estimation import EstimationSettings
-from judgesdk.provider import Capabilities, as_text
+from judgesdk.core.errors import InputError
+from judgesdk.estimation.estimate import EstimationSettings
+from judgesdk.provider.protocol import Capabilities, as_text
 from judgesdk.providers.scripted import FULL, ScriptedProvider, ScriptedReply
 from judgesdk.scorers import scorer_for
 from judgesdk.scorers.common import ScorerOptions
@@ -22,7 +22,7 @@ from judgesdk.scorers.fusion import (
     rouge_tokens,
     score,
 )
-from judgesdk.types import Criterion, JudgeItem
+from judgesdk.core.types import Criterion, JudgeItem
 
 CRIT = Criterion(name="consistency", description="Only facts supported by the source.")
 ITEM = JudgeItem(output="the cat sat", source="The cat sat on the mat.")

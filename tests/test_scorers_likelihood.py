@@ -6,14 +6,14 @@ import math
 
 import pytest
 
-from judgesdk.errors import CapabilityError, InputError
-from judgesdk.judge import Judge
-from judgesdk.provider import Capabilities, GenerateRequest, as_text
+from judgesdk.core.errors import CapabilityError, InputError
+from judgesdk.judging.judge import Judge
+from judgesdk.provider.protocol import Capabilities, GenerateRequest, as_text
 from judgesdk.providers.scripted import ScriptedProvider, ScriptedReply
 from judgesdk.scorers import scorer_for
 from judgesdk.scorers.common import ScorerOptions
 from judgesdk.scorers.likelihood import score, score_many
-from judgesdk.types import Criterion, JudgeItem
+from judgesdk.core.types import Criterion, JudgeItem
 
 SOURCE = "The council approved the new park on Monday after a long debate."
 CRIT = Criterion(name="relevance", description="How well does the text capture the source's key points?")
@@ -147,7 +147,7 @@ async def test_llama_server_completions_echo(llama_server):
     full vocabulary for every echoed token (~1 s each on 2 CPU threads), so the prompt is tiny."""
     from judgesdk.providers.openai import OpenAIProvider, default_capabilities
 
-    from judgesdk.templates import parse_template
+    from judgesdk.prompting.templates import parse_template
 
     tiny = parse_template(b'id = "test.tiny"\nversion = "1"\nuser = "{{source}}"\nanswer_prefix = "Text:"')
     provider = OpenAIProvider(

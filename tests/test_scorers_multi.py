@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from judgesdk.errors import InputError
-from judgesdk.estimation import EstimationSettings
-from judgesdk.provider import Capabilities, GenerateRequest, as_text
+from judgesdk.core.errors import InputError
+from judgesdk.estimation.estimate import EstimationSettings
+from judgesdk.provider.protocol import Capabilities, GenerateRequest, as_text
 from judgesdk.providers.scripted import ScriptedProvider, ScriptedReply
 from judgesdk.scorers.common import ScorerOptions
 from judgesdk.scorers.multi import (
@@ -21,8 +21,8 @@ from judgesdk.scorers.multi import (
     score_fine_grained,
     score_with_rationale,
 )
-from judgesdk.templates import load_template
-from judgesdk.types import Criterion, JudgeItem, Scale
+from judgesdk.prompting.templates import load_template
+from judgesdk.core.types import Criterion, JudgeItem, Scale
 
 ITEM = JudgeItem(output="Floods closed the road.", source="Heavy rain flooded the road on Tuesday.", id="i1")
 COH = Criterion(name="coherence", description="Well-structured and well-organized.")
@@ -241,7 +241,7 @@ async def test_shared_criteria_prompts_differ_only_in_the_answer_prefix():
 
 
 def test_a_judge_scores_several_criteria_as_fine_grained():
-    from judgesdk.judge import Judge
+    from judgesdk.judging.judge import Judge
 
     judge = Judge(ScriptedProvider(by_answer_prefix), template="direct.likert.shared_criteria")
     result = judge.score(ITEM.output, source=ITEM.source, criterion=[COH, FLU, REL])

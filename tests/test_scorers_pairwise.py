@@ -5,9 +5,9 @@ import math
 
 import pytest
 
-from judgesdk.errors import InputError
-from judgesdk.estimation import EstimationSettings
-from judgesdk.provider import Capabilities, as_text
+from judgesdk.core.errors import InputError
+from judgesdk.estimation.estimate import EstimationSettings
+from judgesdk.provider.protocol import Capabilities, as_text
 from judgesdk.providers.scripted import ScriptedProvider, ScriptedReply
 from judgesdk.scorers.common import ScorerOptions
 from judgesdk.scorers.pairwise import (
@@ -20,7 +20,7 @@ from judgesdk.scorers.pairwise import (
     select_pairs,
     win_ratios,
 )
-from judgesdk.types import Criterion
+from judgesdk.core.types import Criterion
 
 SOURCE = "The council voted to build a library."
 OUTS = ["OUT0 text", "OUT1 text", "OUT2 text"]
@@ -232,8 +232,8 @@ async def test_rank_bad_input():
 
 
 def test_judge_compare_and_rank_fall_back_along_the_chain():
-    from judgesdk.errors import TransientError
-    from judgesdk.judge import Judge
+    from judgesdk.core.errors import TransientError
+    from judgesdk.judging.judge import Judge
 
     def broken(request):
         raise TransientError("down")
@@ -249,8 +249,8 @@ def test_judge_compare_and_rank_fall_back_along_the_chain():
 def test_cli_compare_and_rank_print_json(monkeypatch, tmp_path, capsys):
     import json
 
-    from judgesdk.cli import main
-    from judgesdk.judge import Judge
+    from judgesdk.cli.app import main
+    from judgesdk.judging.judge import Judge
 
     monkeypatch.setattr(Judge, "from_config", classmethod(lambda cls, config=None: Judge(table_judge(P_FIRST))))
     (tmp_path / "b.txt").write_text(OUTS[1])

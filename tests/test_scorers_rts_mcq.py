@@ -5,17 +5,17 @@ from __future__ import annotations
 
 import pytest
 
-from judgesdk.errors import InputError
-from judgesdk.estimation import EstimationSettings
-from judgesdk.judge import Judge
-from judgesdk.presets import criterion as preset
-from judgesdk.provider import Capabilities, as_text
+from judgesdk.core.errors import InputError
+from judgesdk.estimation.estimate import EstimationSettings
+from judgesdk.judging.judge import Judge
+from judgesdk.prompting.presets import criterion as preset
+from judgesdk.provider.protocol import Capabilities, as_text
 from judgesdk.providers.scripted import ScriptedProvider, ScriptedReply
 from judgesdk.scorers import scorer_for
 from judgesdk.scorers.common import ScorerOptions
 from judgesdk.scorers.rts_mcq import PAPER_CRITERIA, score
-from judgesdk.templates import parse_template
-from judgesdk.types import Criterion, JudgeItem, Scale
+from judgesdk.prompting.templates import parse_template
+from judgesdk.core.types import Criterion, JudgeItem, Scale
 
 ITEM = JudgeItem(output="Floods closed the road.", source="Heavy rain flooded the road on Tuesday.", id="d1-M8")
 COHERENCE = preset("summeval", "coherence")

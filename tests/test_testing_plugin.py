@@ -66,8 +66,8 @@ CONFTEST = """
 import sys
 sys.path.insert(0, TESTS)
 import pytest
-from judgesdk.config import load_config, stack
-from judgesdk.judge import Judge
+from judgesdk.judging.judge_config import load_config, stack
+from judgesdk.judging.judge import Judge
 from judgesdk.providers.scripted import ScriptedProvider
 from test_gate import scripted_rule
 
@@ -125,7 +125,7 @@ def test_assert_judged_messages_and_cached_reruns_make_no_model_call(pytester, t
 
 
 def test_assert_judged_outside_a_session_needs_a_judge():
-    from judgesdk.errors import InputError
+    from judgesdk.core.errors import InputError
     from judgesdk.testing import _ACTIVE, assert_judged
 
     token = _ACTIVE.set(None)

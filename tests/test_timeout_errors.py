@@ -13,11 +13,11 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 
-from judgesdk.breaker import OverloadConfig, OverloadGuard
-from judgesdk.errors import PermanentError, ProviderTimeoutError, RateLimitError, TransientError
-from judgesdk.provider import Capabilities, Choice, GenerateRequest, GenerateResponse, Message
+from judgesdk.provider.layers.breaker import OverloadConfig, OverloadGuard
+from judgesdk.core.errors import PermanentError, ProviderTimeoutError, RateLimitError, TransientError
+from judgesdk.provider.protocol import Capabilities, Choice, GenerateRequest, GenerateResponse, Message
 from judgesdk.providers._sdk import classify
-from judgesdk.retry import RetryingProvider, RetryPolicy
+from judgesdk.provider.layers.retry import RetryingProvider, RetryPolicy
 
 REQUEST = GenerateRequest(messages=(Message(role="user", content="judge this"),), max_tokens=4)
 OK = GenerateResponse(choices=[Choice(text="3")], provider="sim", model="sim")

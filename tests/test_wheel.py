@@ -26,10 +26,10 @@ SCRIPT = """
 import json, sys
 import judgesdk, judgesdk.providers.scripted as s
 from judgesdk import Criterion, Judge, Scale
-import judgesdk.judge
-assert Judge is judgesdk.judge.Judge
-from judgesdk.templates import bundled_template_ids, load_template
-from judgesdk.presets import criteria_for
+import judgesdk.judging.judge
+assert Judge is judgesdk.judging.judge.Judge
+from judgesdk.prompting.templates import bundled_template_ids, load_template
+from judgesdk.prompting.presets import criteria_for
 assert "site-packages" in judgesdk.__file__, judgesdk.__file__
 assert "direct.likert" in bundled_template_ids() and len(bundled_template_ids()) > 20
 assert "signals.conditional" in bundled_template_ids()

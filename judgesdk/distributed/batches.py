@@ -1,4 +1,4 @@
-"""What runs inside a Ray actor: one :class:`~judgesdk.judge.Judge` per actor, called on batches of items.
+"""What runs inside a Ray actor: one :class:`~judgesdk.judging.judge.Judge` per actor, called on batches of items.
 
 Building the judge once per actor, not per batch, is what keeps a local model loaded and its KV prefix cache
 warm across batches, and a hosted client's connections open. The rows it returns are the rows ``judgesdk
@@ -13,13 +13,14 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from judgesdk.config import JudgeConfig, build_provider, detect_chain, load_config
+from judgesdk.judging.judge_config import JudgeConfig, build_provider, detect_chain, load_config
 from judgesdk.distributed.limiter import SharedLimitProvider
-from judgesdk.errors import ConfigError, JudgeSDKError
-from judgesdk.judge import Judge
-from judgesdk.provider import Provider
-from judgesdk.records import Ask, ask_for, encode_row, item_ids, row_for
-from judgesdk.types import Criterion, JudgeItem
+from judgesdk.core.errors import ConfigError, JudgeSDKError
+from judgesdk.judging.judge import Judge
+from judgesdk.provider.protocol import Provider
+from judgesdk.records import Ask, encode_row, item_ids, row_for
+from judgesdk.judging.judge_config import ask_for
+from judgesdk.core.types import Criterion, JudgeItem
 
 ITEM_COLUMNS = ("id", "output", "source", "context", "reference", "extra")  # the item rows the engine feeds in
 TEXTS = ("output", "source", "context", "reference")

@@ -1,6 +1,6 @@
 """One rate limiter for a whole Ray job, because hosted limits are per account, not per actor.
 
-Each judging actor holding its own :class:`~judgesdk.ratelimit.RateLimitedProvider` would send N actors
+Each judging actor holding its own :class:`~judgesdk.provider.layers.ratelimit.RateLimitedProvider` would send N actors
 times the configured RPM and TPM. Here one Ray actor, :class:`SharedLimiter`, holds the account's limiter,
 and every judging actor asks it for a permit before each call and reports back after it.
 
@@ -18,9 +18,9 @@ import contextvars
 import itertools
 from typing import Any
 
-from judgesdk.errors import ProviderError, RateLimitError
-from judgesdk.provider import Capabilities, GenerateRequest, GenerateResponse, Provider, Usage, WrapperProvider
-from judgesdk.ratelimit import RateLimitConfig, RateLimitedProvider
+from judgesdk.core.errors import ProviderError, RateLimitError
+from judgesdk.provider.protocol import Capabilities, GenerateRequest, GenerateResponse, Provider, Usage, WrapperProvider
+from judgesdk.provider.layers.ratelimit import RateLimitConfig, RateLimitedProvider
 
 LEASE_S = 900.0  # longer than any one call: a permit held longer belongs to a caller that died
 _TICKET: contextvars.ContextVar[int] = contextvars.ContextVar("judgesdk_permit")
@@ -97,7 +97,7 @@ class SharedLimiter:
             entry[1].set_result(GenerateResponse(usage=Usage.model_validate(usage)))
 
     def stats(self) -> dict[str, Any]:
-        """The limiter's :class:`~judgesdk.ratelimit.RateLimitStats`, for the run's report and tests."""
+        """The limiter's :class:`~judgesdk.provider.layers.ratelimit.RateLimitStats`, for the run's report and tests."""
         return self._limiter.stats.model_dump()
 
 

@@ -19,8 +19,8 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, Field, ValidationError
 
-from judgesdk.errors import ConfigError, InputError
-from judgesdk.provider import Provider, unwrap
+from judgesdk.core.errors import ConfigError, InputError
+from judgesdk.provider.protocol import Provider, unwrap
 
 FORMAT = "judgesdk.fused/1"
 Variant = Literal["source", "source+reference"]
@@ -191,8 +191,8 @@ def file_sha256(path: str | Path) -> str:
 
 
 def bundled() -> list[FusedModelFile]:
-    """The fits shipped with the package (``judgesdk/fused_data/*.json``)."""
-    root = resources.files("judgesdk.fused_data")
+    """The fits shipped with the package (``judgesdk/fused/data/*.json``)."""
+    root = resources.files("judgesdk.fused.data")
     return [load(Path(str(p))) for p in sorted(root.iterdir(), key=lambda p: p.name) if p.name.endswith(".json")]
 
 

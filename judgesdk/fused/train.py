@@ -14,7 +14,7 @@ from importlib.metadata import PackageNotFoundError, version
 
 import numpy as np
 
-from judgesdk.errors import InputError
+from judgesdk.core.errors import InputError
 from judgesdk.fused.fit import PRIOR_SIGNS, SIGNED_CRITERIA, fit_criterion, group_codes, mean_group_spearman
 from judgesdk.fused.model import CriterionModel, FusedModelFile, ModelIdentity, Variant
 from judgesdk.fused.signals import SIGNAL_SET, UNCONDITIONAL_FEATURES, template_hashes

@@ -8,7 +8,7 @@ names a calibration, so thresholds, the CI and the baseline comparison all use c
 criteria's human-label files (:func:`~judgesdk.gate.slice.read_labels`), then :func:`decide`.
 
 The corrected kinds (``ppi_ci_lower``, ``corrected_pass_rate``) pair a random human-labelled slice of
-the run with the judge's scores (:mod:`judgesdk.gate.ppi`); their message and ``details`` give the
+the run with the judge's scores (:mod:`judgesdk.stats.ppi`); their message and ``details`` give the
 judge-only, human-only and corrected intervals side by side.
 """
 
@@ -23,10 +23,10 @@ import numpy as np
 from scipy import stats
 from pydantic import BaseModel
 
-from judgesdk.calibration import Calibration
-from judgesdk.errors import InputError
-from judgesdk.budget import BudgetState
-from judgesdk.gate.config import (
+from judgesdk.meta.calibration import Calibration
+from judgesdk.core.errors import InputError
+from judgesdk.provider.layers.budget import BudgetState
+from judgesdk.gate.gate_config import (
     CILowerGate,
     CorrectedPassRateGate,
     CoverageGate,
@@ -40,13 +40,14 @@ from judgesdk.gate.config import (
     ReviewGate,
 )
 from judgesdk.gate.run import CriterionRun, GateRun, collect
-from judgesdk.gate.ppi import Interval, PassRateRefusal, PPIMean, PPIMethod, ppi_mean, proportion_interval, rogan_gladen
-from judgesdk.gate.slice import HumanLabels, Slice, join_slice, read_labels
-from judgesdk.gate.stats import bootstrap_mean_ci, sign_flip_p
+from judgesdk.stats.ppi import Interval, PassRateRefusal, PPIMean, PPIMethod, ppi_mean, proportion_interval, rogan_gladen
+from judgesdk.gate.slice import Slice, join_slice
+from judgesdk.records.labels import HumanLabels, read_labels
+from judgesdk.stats.resampling import bootstrap_mean_ci, sign_flip_p
 from judgesdk.gate.verdict import GateKind, GateResult, Outcome, Verdict
 from judgesdk.meta.reliability import ItemSignals, review_flags
-from judgesdk.provenance import record_of
-from judgesdk.types import JudgeResult, method_family
+from judgesdk.core.provenance import record_of
+from judgesdk.core.types import JudgeResult, method_family
 
 
 def _values(results: Sequence[JudgeResult], calibration: Calibration | None) -> dict[str, float]:

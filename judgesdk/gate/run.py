@@ -3,7 +3,7 @@
 :func:`collect` judges ``config.input`` (results appended to a JSONL as they finish, so a re-run
 resumes and a budget stop keeps what finished) or reads a previous run's results, reads the baseline
 and the calibrations, and returns a :class:`GateRun`: everything :func:`judgesdk.gate.decide` needs,
-so deciding stays pure. Result lines are read back into :class:`~judgesdk.types.JudgeResult` here.
+so deciding stays pure. Result lines are read back into :class:`~judgesdk.core.types.JudgeResult` here.
 """
 
 from __future__ import annotations
@@ -15,16 +15,17 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
-from judgesdk.calibration import Calibration
-from judgesdk.budget import BudgetMeter, BudgetState
-from judgesdk.config import load_config
-from judgesdk.cost import CostReport, summarize_usage
-from judgesdk.errors import ConfigError, InputError
-from judgesdk.forecast import Forecast, forecast
-from judgesdk.gate.config import BASELINE_KINDS, GateConfig
-from judgesdk.records import Ask, Ledger, ask_for, asks_in, is_final, latest, read_items, read_rows, row_for
-from judgesdk.runners import budgeted_judge, score_within_budget
-from judgesdk.types import Criterion, JudgeResult, LabelDistribution, Scale
+from judgesdk.meta.calibration import Calibration
+from judgesdk.provider.layers.budget import BudgetMeter, BudgetState
+from judgesdk.judging.judge_config import load_config
+from judgesdk.provider.pricing import CostReport, summarize_usage
+from judgesdk.core.errors import ConfigError, InputError
+from judgesdk.forecast.job import Forecast, forecast
+from judgesdk.gate.gate_config import BASELINE_KINDS, GateConfig
+from judgesdk.records import Ask, Ledger, asks_in, is_final, latest, read_items, read_rows, row_for
+from judgesdk.judging.judge_config import ask_for
+from judgesdk.judging.runners import budgeted_judge, score_within_budget
+from judgesdk.core.types import Criterion, JudgeResult, LabelDistribution, Scale
 
 
 class CriterionRun(BaseModel):
@@ -211,7 +212,7 @@ def _judge(
 
 def estimate(config: GateConfig, *, results: Path | None = None, providers: Sequence[Any] | None = None) -> Forecast:
     """What judging the gate's input would ask of each provider (``judgesdk gate --estimate``), without a model
-    call (:mod:`judgesdk.forecast`): each criterion as its own job over the items whose row for it is not
+    call (:mod:`judgesdk.forecast.job`): each criterion as its own job over the items whose row for it is not
     final in the results file, as :func:`collect` judges them; with the budget's cap beside it."""
     if results is not None or config.input is None:
         raise InputError(

@@ -13,8 +13,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, computed_field
 
-from judgesdk.budget import BudgetState
-from judgesdk.cost import CostReport
+from judgesdk.provider.layers.budget import BudgetState
+from judgesdk.provider.pricing import CostReport
 
 GateKind = Literal["quality", "reliability", "completeness"]
 Outcome = Literal["pass", "fail", "undetermined"]

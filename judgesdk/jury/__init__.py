@@ -1,10 +1,10 @@
-"""Juries: several judges score every item, one verdict is made of their scores, and disagreement is reported.
+"""Floor 10. Juries: several judges score every item, one verdict is made of their scores, and disagreement is reported.
 
 Why: one judge's errors are its own (its model, its prompt, its biases), and nothing in its score says how
 large they are. Judges that differ in provider or method err differently, so their aggregate is steadier
 than any one of them (Verga et al. 2024, "Replacing Judges with Juries"), and where they disagree on an
 item that item is the one a person should look at. A jury is configured in ``[jury]``
-(:class:`judgesdk.config.JuryConfig`) and judges through one :class:`~judgesdk.judge.Judge` per member.
+(:class:`judgesdk.judging.judge_config.JuryConfig`) and judges through one :class:`~judgesdk.judging.judge.Judge` per member.
 
 * **Verdict per item** (:func:`verdict`): every judge scores the item (concurrently); ``aggregate`` makes one
   score of those that answered: ``mean``, ``median``, ``majority`` (the most frequent label, each judge's
@@ -27,9 +27,11 @@ item that item is the one a person should look at. A jury is configured in ``[ju
 A jury runs on its first judge's event loop (:meth:`Judge.run`), so every judge's clients live on one loop;
 judges with the same provider config share one adapter (one model load, one rate limit), which the jury
 closes once.
+
+May import: every floor up to :mod:`judgesdk.judging` and :mod:`judgesdk.meta`.
 """
 
 from judgesdk.jury.panel import Jury, jury_ask
-from judgesdk.jury.verdict import Agreement, Weights, agreement, fit_weights, interval_alpha, verdict
+from judgesdk.jury.consensus import Agreement, Weights, agreement, fit_weights, interval_alpha, verdict
 
 __all__ = ["Agreement", "Jury", "Weights", "agreement", "fit_weights", "interval_alpha", "jury_ask", "verdict"]

@@ -1,4 +1,4 @@
-"""The jury itself: one :class:`~judgesdk.judge.Judge` per judge of ``[jury]``, each item judged by all of them,
+"""The jury itself: one :class:`~judgesdk.judging.judge.Judge` per judge of ``[jury]``, each item judged by all of them,
 and the question (:class:`~judgesdk.records.Ask`) a jury answers (see :mod:`judgesdk.jury`)."""
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ from typing import Any
 
 import numpy as np
 
-from judgesdk.config import JudgeConfig, JuryConfig, ProviderConfig, build_provider, detect_chain, jury_member_config, load_config
-from judgesdk.errors import ConfigError, InputError, JudgeSDKError
-from judgesdk.gate.slice import read_labels  # the gate's labels file: one {"id", "label"} per line
-from judgesdk.judge import Judge, ProviderSource
-from judgesdk.jury.verdict import (
+from judgesdk.judging.judge_config import JudgeConfig, JuryConfig, ProviderConfig, build_provider, detect_chain, jury_member_config, load_config
+from judgesdk.core.errors import ConfigError, InputError, JudgeSDKError
+from judgesdk.records.labels import read_labels  # the gate's labels file: one {"id", "label"} per line
+from judgesdk.judging.judge import Judge, ProviderSource
+from judgesdk.jury.consensus import (
     METHOD,
     MIN_LABELS,
     Agreement,
@@ -31,9 +31,10 @@ from judgesdk.jury.verdict import (
     majority_scale,
     verdict,
 )
-from judgesdk.provider import Provider, WrapperProvider, unwrap
-from judgesdk.records import Ask, ask_for
-from judgesdk.types import Criterion, CriterionSpec, JudgeItem, JudgeResult, as_criteria
+from judgesdk.provider.protocol import Provider, WrapperProvider, unwrap
+from judgesdk.records import Ask
+from judgesdk.judging.judge_config import ask_for
+from judgesdk.core.types import Criterion, CriterionSpec, JudgeItem, JudgeResult, as_criteria
 
 
 # -- the question a jury answers --------------------------------------------------------------------------------
@@ -68,7 +69,7 @@ def _jury_of(config: JudgeConfig) -> JuryConfig:
 
 class Jury:
     """Judges every item with each of its judges and returns one :class:`JudgeResult` per item (the rules:
-    :mod:`judgesdk.jury`). Build it with :meth:`from_config`; the sync methods mirror :class:`~judgesdk.judge.Judge`'s."""
+    :mod:`judgesdk.jury`). Build it with :meth:`from_config`; the sync methods mirror :class:`~judgesdk.judging.judge.Judge`'s."""
 
     def __init__(self, config: JudgeConfig, members: Mapping[str, Judge], pool: "_AdapterPool", slice_items: Sequence[JudgeItem] = ()) -> None:
         self.config = config

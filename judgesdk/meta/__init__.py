@@ -1,4 +1,5 @@
-"""Meta-evaluation: measure judges against human ratings the way the papers do, and flag when not to trust them.
+"""Floor 9, analysis (results in, no judging but bench): measure judges against human ratings the way the
+papers do, and flag when not to trust them.
 
 =================  ==============================================================================
 module             what
@@ -15,6 +16,13 @@ module             what
 ``evaluate``       a full run over prediction files (what ``judgesdk meta-eval`` prints)
 ``card``           a judge card: evaluate's figures, the human ceiling, bias and cost (``judgesdk card``)
 =================  ==============================================================================
+
+Also here: ``calibration`` (a monotone map of judge scores onto the human scale, and its file), ``diff`` (two
+results files compared item by item), ``bench`` (a judge run over a benchmark, then meta-evaluated).
+
+May import: :mod:`judgesdk.core`, :mod:`judgesdk.stats`, :mod:`judgesdk.provider`, :mod:`judgesdk.prompting`,
+:mod:`judgesdk.estimation`, :mod:`judgesdk.records`, :mod:`judgesdk.scorers`, :mod:`judgesdk.judging` (``bench``
+judges).
 """
 
 from judgesdk.meta.bootstrap import BootstrapCI, PermutationTest, bootstrap_ci, permutation_test
@@ -71,8 +79,8 @@ from judgesdk.meta.reliability import (
     positional_bias,
     review_flags,
 )
-from judgesdk.cost import CostModel
-from judgesdk.meta.report import (
+from judgesdk.provider.pricing import CostModel
+from judgesdk.meta.judge_report import (
     JudgeReport,
     LengthBias,
     MissingDependencyError,

@@ -22,8 +22,8 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel
 
-from judgesdk.errors import InputError
-from judgesdk.stats import check_method
+from judgesdk.core.errors import InputError
+from judgesdk.stats.groups import check_method
 from judgesdk.meta.correlation import Convention, LevelStatistic, effective_level, get_convention, paired_frame, prepared_frame
 from judgesdk.meta.items import ScoredItem
 

@@ -20,20 +20,20 @@ per criterion:
 * **positional bias** for pairwise methods (004 §3.5, :func:`~judgesdk.meta.reliability.positional_bias`
   over the verdicts the rows carry); "n/a" otherwise;
 * **self-consistency** where the method samples: the spread of repeated judgements of one item
-  (:func:`~judgesdk.meta.report.repeat_variance`), from a row's ``samples``, else from a sampled label
+  (:func:`~judgesdk.meta.judge_report.repeat_variance`), from a row's ``samples``, else from a sampled label
   distribution (``distribution.method == "sampling"``: counts = probability x parsed samples); "n/a" with
   the reason otherwise;
 * **length bias**: Spearman of the judge's score with output length (words) minus the humans' (meta-eval's
-  :class:`~judgesdk.meta.report.LengthBias`);
+  :class:`~judgesdk.meta.judge_report.LengthBias`);
 * **tokens and time per 1,000 items** from the rows' ``usage`` and ``latency_s`` (meta-eval's
-  :class:`~judgesdk.meta.report.Throughput`);
+  :class:`~judgesdk.meta.judge_report.Throughput`);
 
 and, for the whole card, the judge's identity (provider, model id, the model file's hash or the API model
 id as the provider names it, the SDK version) and the labelled selection (data file, subset, text view).
 
 This module owns the card's content (:class:`Card`, the JSON a card file holds, and how it is computed);
 :mod:`judgesdk.meta.card_files` writes it as ``STEM.json`` + ``STEM.md``; running a judge to produce the
-results is ``judgesdk card``'s (:mod:`judgesdk.card_cli`).
+results is ``judgesdk card``'s (:mod:`judgesdk.cli.card`).
 """
 
 from __future__ import annotations
@@ -45,15 +45,15 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from judgesdk.errors import InputError
+from judgesdk.core.errors import InputError
 from judgesdk.meta.correlation import level_correlation
 from judgesdk.meta.datasets import HumanRecord, human_scores
 from judgesdk.meta.evaluate import LevelResult, MetaEvalResult, load_predictions, meta_evaluate, scale_for
 from judgesdk.meta.items import Key, PairwiseJudgement, ScoredItem
 from judgesdk.meta.reliability import PositionalBias, positional_bias
-from judgesdk.meta.report import LengthBias, RepeatVariance, Throughput, repeat_variance
+from judgesdk.meta.judge_report import LengthBias, RepeatVariance, Throughput, repeat_variance
 from judgesdk.records import ResultRow, read_objects, read_predictions
-from judgesdk.types import Scale
+from judgesdk.core.types import Scale
 
 __all__ = [
     "CARD_FORMAT",

@@ -1,4 +1,4 @@
-"""The results file, owned here: its rows, their key, the id rule, the writer (a locked ledger) and the reader.
+"""Floor 5. The results file, owned here: its rows, their key, the id rule, the writer (a locked ledger) and the reader.
 
 One package, four seams: :mod:`~judgesdk.records.schema` (the typed row and the join key),
 :mod:`~judgesdk.records.rows` (what a row holds, its key, the tolerant reader), :mod:`~judgesdk.records.ledger`
@@ -30,6 +30,10 @@ append-only ledger of JSON Lines, one row per judgement, written as each result 
 * **One writer at a time**: :class:`Ledger` holds an exclusive lock (``fcntl.flock``) on the file while a
   run appends to it; a second run on the same file fails at once with an :class:`InputError` instead of
   judging everything again into the same file.
+
+Also here: :mod:`~judgesdk.records.labels` (human label files, read strictly and joined to a run).
+
+May import: :mod:`judgesdk.core`, :mod:`judgesdk.provider`, :mod:`judgesdk.estimation`.
 """
 
 from __future__ import annotations
@@ -39,7 +43,6 @@ from judgesdk.records.ledger import Ledger, append, encode_row
 from judgesdk.records.rows import (
     FINAL_VERDICTS,
     Ask,
-    ask_for,
     asks_in,
     done_ids,
     is_final,
@@ -60,7 +63,6 @@ __all__ = [
     "ResultRow",
     "RowDistribution",
     "append",
-    "ask_for",
     "asks_in",
     "cell_id",
     "content_hash",

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, Any, TextIO
 
-from judgesdk.errors import InputError
+from judgesdk.core.errors import InputError
 from judgesdk.records.rows import Ask, is_final, latest, parse_rows
 
 try:  # POSIX; elsewhere files are not locked (documented)

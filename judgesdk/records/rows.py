@@ -8,13 +8,10 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from judgesdk.errors import InputError
-from judgesdk.types import Criterion, JudgeResult
-
-if TYPE_CHECKING:
-    from judgesdk.config import JudgeConfig
+from judgesdk.core.errors import InputError
+from judgesdk.core.types import Criterion, JudgeResult
 
 FINAL_VERDICTS = frozenset({"unparsed"})  # statuses without a score that a re-run cannot change
 
@@ -85,26 +82,6 @@ class Ask:
         if asked is not None:
             return asked == self.key
         return row.get("criterion", self.criterion) == self.criterion
-
-
-def ask_for(config: "JudgeConfig", criteria: Criterion | Sequence[Criterion], method: str | None = None) -> Ask:
-    """The :class:`Ask` of judging ``criteria`` with ``method`` (default: the config's) under ``config``."""
-    chosen = (criteria,) if isinstance(criteria, Criterion) else tuple(criteria)
-    method = method or config.method
-    answers_depend_on = {
-        "criteria": [c.model_dump(mode="json") for c in chosen],
-        "method": method,
-        "template": config.template,
-        "dataset": config.dataset,
-        "method_options": config.method_options,
-        "estimation": config.estimation.model_dump(mode="json"),
-        "providers": [
-            {"kind": p.kind, "model": p.model, "base_url": p.base_url, "api": p.api, "capabilities": p.capabilities, "options": p.options}
-            for p in config.providers
-        ],
-    }
-    digest = hashlib.sha256(json.dumps(answers_depend_on, sort_keys=True, default=str).encode()).hexdigest()[:10]
-    return Ask(criterion="+".join(c.name for c in chosen), method=method, config=digest)
 
 
 # -- reading ------------------------------------------------------------------------------------------

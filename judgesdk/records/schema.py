@@ -9,8 +9,8 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError, ValidationInfo, field_validator
 
-from judgesdk.errors import InputError
-from judgesdk.provider import Usage
+from judgesdk.core.errors import InputError
+from judgesdk.provider.protocol import Usage
 
 
 # -- the row schema -----------------------------------------------------------------------------------
@@ -97,7 +97,7 @@ class ResultRow(BaseModel):
     # from the whole row, which checks them)
     PASSED_THROUGH: ClassVar[tuple[str, ...]] = (
         "method_reason", "rationale", "raw", "provider", "model", "error", "notes", "details", "parts", "item_id",
-        "provenance",  # what produced the result (judgesdk.provenance); read by `judgesdk diff` and the provenance gate
+        "provenance",  # what produced the result (judgesdk.core.provenance); read by `judgesdk diff` and the provenance gate
     )  # fmt: skip
 
     id: str | None = None

@@ -1,5 +1,5 @@
-"""Scorer strategies: each builds prompts from a template, asks the provider layer for a label
-distribution or a generation, and returns a :class:`judgesdk.types.JudgeResult`.
+"""Floor 7. Scorer strategies: each builds prompts from a template, asks the provider layer for a label
+distribution or a generation, and returns a :class:`judgesdk.core.types.JudgeResult`.
 
 Every scorer module exposes one coroutine with the same contract::
 
@@ -7,6 +7,12 @@ Every scorer module exposes one coroutine with the same contract::
 
 and is found by method name through :func:`scorer_for` (imported lazily, so a method's dependencies
 load only when it is used). Shared steps live in ``common``.
+
+Also here: ``postprocess`` (Filtering and Binning over results, 002) and ``method_options`` (which option
+each method reads).
+
+May import: :mod:`judgesdk.core`, :mod:`judgesdk.stats`, :mod:`judgesdk.provider`, :mod:`judgesdk.prompting`,
+:mod:`judgesdk.estimation`, :mod:`judgesdk.fused`.
 """
 
 from __future__ import annotations
@@ -14,10 +20,10 @@ from __future__ import annotations
 import importlib
 from collections.abc import Awaitable, Callable
 
-from judgesdk.errors import InputError
-from judgesdk.provider import Provider
+from judgesdk.core.errors import InputError
+from judgesdk.provider.protocol import Provider
 from judgesdk.scorers.common import ScorerOptions
-from judgesdk.types import Criterion, JudgeItem, JudgeResult
+from judgesdk.core.types import Criterion, JudgeItem, JudgeResult
 
 ScoreFn = Callable[[Provider, JudgeItem, Criterion, ScorerOptions, str], Awaitable[JudgeResult]]
 

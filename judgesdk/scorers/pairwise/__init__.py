@@ -23,7 +23,7 @@ comparisons were made. The modules, from the bottom up (every name is importable
 ``ranking``           :func:`rank` and :class:`Ranking`
 ====================  ==============================================================================
 
-The positional-bias computation itself is :func:`judgesdk.scorers.positional.position_bias`, shared with
+The positional-bias computation itself is :func:`judgesdk.stats.positional.position_bias`, shared with
 meta-evaluation (:func:`judgesdk.meta.reliability.positional_bias`).
 """
 
@@ -76,9 +76,9 @@ from judgesdk.scorers.pairwise.comparison import (
 from judgesdk.scorers.pairwise.ranking import STRATEGIES, Ranking, Strategy, _rank_notes, _selection_of, rank
 
 # judgesdk names the single module imported before the split, still found here
-from judgesdk.errors import InputError
-from judgesdk.estimation import estimate
-from judgesdk.provider import Provider, Usage
+from judgesdk.core.errors import InputError
+from judgesdk.estimation.estimate import estimate
+from judgesdk.provider.protocol import Provider, Usage
 from judgesdk.scorers.common import (
     ScorerOptions,
     template_override,
@@ -87,8 +87,8 @@ from judgesdk.scorers.common import (
     variant_template,
     worst_status,
 )
-from judgesdk.templates import Template, bundled_template_ids, load_template
-from judgesdk.types import Criterion, JudgeItem, ResultStatus, Scale, as_criterion
+from judgesdk.prompting.templates import Template, bundled_template_ids, load_template
+from judgesdk.core.types import Criterion, JudgeItem, ResultStatus, Scale, as_criterion
 
 _judge_all = judge_all  # its name before the split
 
