@@ -13,8 +13,9 @@ import time
 from typing import Any, Literal
 
 from ._sdk import PLACEHOLDER_KEY, chat_logprob_tokens, chat_usage, classify, field, is_default_host, key_for_host
+from .openai_decisions import OpenAIDecisionsProvider
 
-from judgesdk.core.errors import AuthError, CapabilityError, PermanentError, TransientError
+from judgesdk.core.errors import AuthError, CapabilityError, ConfigError, PermanentError, TransientError
 from judgesdk.provider.protocol import (
     Capabilities,
     Choice,
@@ -38,6 +39,8 @@ CHAT_PATH = "/chat/completions"
 
 
 def default_capabilities(api: str) -> Capabilities:
+    if api == "decisions":
+        return Capabilities(decisions=True, max_questions=400)  # OpenAI Decisions: 1-400 questions a call
     return Capabilities(
         logprobs=True,
         max_top_logprobs=20 if api == "chat" else 5,
@@ -250,6 +253,12 @@ class OpenAIOptions(ProviderOptions):
 
 
 def _build(settings: ProviderSettings, options: OpenAIOptions) -> OpenAIProvider:
+    if settings.api == "decisions":  # POST /v1/decisions (providers/openai_decisions.py)
+        return OpenAIDecisionsProvider(  # type: ignore[return-value]
+            settings.model, base_url=settings.base_url, api_key=settings.api_key(), timeout_s=settings.timeout_s, capabilities=settings.capabilities
+        )
+    if settings.api == "systemone":
+        raise ConfigError("api = 'systemone' is not an OpenAI API: use kind = 'systemone' (any System One server) or kind = 'litellm'")
     return OpenAIProvider(
         settings.model, base_url=settings.base_url, api_key=settings.api_key(), api=settings.api,
         timeout_s=settings.timeout_s, capabilities=settings.capabilities,

@@ -69,7 +69,7 @@ def add_judge_flags(p: Any, template_help: str) -> None:
     p.add_argument("--provider", metavar="KIND", help=f"use one provider instead of the config's chain: {', '.join(provider_kinds())}")
     p.add_argument("--model")
     p.add_argument("--base-url")
-    p.add_argument("--api", choices=["chat", "completions"])
+    p.add_argument("--api", choices=["chat", "completions", "decisions", "systemone"])
     p.add_argument("--template", help=template_help)
     p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                    help="a method option (JSON value or text), e.g. rungs=3, k=4, normalization=ratio; repeatable")
@@ -324,7 +324,7 @@ def _summary(results: list[JudgeResult], skipped: int, unscored: int = 0, work: 
     from rich.table import Table
 
     scores = [r.score for r in results if r.score is not None]
-    statuses = {status: sum(r.status == status for r in results) for status in ("ok", "low_coverage", "unparsed", "error")}
+    statuses = {status: sum(r.status == status for r in results) for status in ("ok", "low_coverage", "unparsed", "refused", "missing", "error")}
     table = Table(title="judgesdk score", show_header=False)
     rows = [
         ("items judged", str(len(results))),

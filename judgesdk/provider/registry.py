@@ -67,6 +67,7 @@ BUILT_IN: dict[str, str] = {
     "openai": "judgesdk.providers.openai:PROVIDER",
     "anthropic": "judgesdk.providers.anthropic:PROVIDER",
     "litellm": "judgesdk.providers.litellm:PROVIDER",
+    "systemone": "judgesdk.providers.systemone:PROVIDER",
     "local": "judgesdk.providers.llamacpp:PROVIDER",
     "scripted": "judgesdk.providers.scripted:PROVIDER",
 }
@@ -101,7 +102,7 @@ class ProviderSettings:
     kind: str
     model: str
     base_url: str | None = None
-    api: Literal["chat", "completions"] = "chat"
+    api: Literal["chat", "completions", "decisions", "systemone"] = "chat"
     timeout_s: float = 60.0
     api_key_env: str | None = None
     capabilities: Capabilities | None = None

@@ -30,6 +30,7 @@ ScoreFn = Callable[[Provider, JudgeItem, Criterion, ScorerOptions, str], Awaitab
 # method name -> module under judgesdk.scorers
 METHODS: dict[str, str] = {
     "auto": "auto",
+    "decision": "decision",
     "fused": "fused",
     "geval": "likert",
     "direct": "likert",

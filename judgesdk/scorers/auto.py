@@ -5,13 +5,15 @@ label probabilities (a local model), a fit exists for its model file, the item i
 a source, the fit has a model for the criterion (by name or alias: faithfulness is consistency), and no prompt
 template was configured. Anything else (hosted providers, dialogue or stories, other criteria, a chosen
 template) is judged by the prompted method, and the
-result's notes say why, so a reader never mistakes one scale for the other.
+result's notes say why, so a reader never mistakes one scale for the other. A provider that answers decision
+questions (:mod:`judgesdk.scorers.decision`) is asked those instead of a prompt: its own distribution, the
+criteria of an item in one request.
 """
 
 from __future__ import annotations
 
 from judgesdk.provider.protocol import Provider
-from judgesdk.scorers import fused, likert
+from judgesdk.scorers import decision, fused, likert
 from judgesdk.scorers.common import ScorerOptions
 from judgesdk.core.types import Criterion, JudgeItem, JudgeResult
 
@@ -43,8 +45,10 @@ async def score(provider: Provider, item: JudgeItem, criterion: Criterion, optio
     reason, found = fused_unavailable(provider, item, criterion, options)
     if reason is None:
         fitted, model = found  # type: ignore[misc]
-        result = await fused.score_with(provider, item, criterion, fitted, model, "fused")
+        result = await fused.score_with(provider, item, criterion, fitted, model, "fused", levels=bool(options.extra.get("fused_levels")))
         note = "auto chose fused: a fit for this model file and criterion"
+    elif decision.chosen(provider, "auto", options.settings)[0]:  # its method_reason says why
+        return await decision.score(provider, item, criterion, options, "auto")
     else:
         result = await likert.score(provider, item, criterion, options, PROMPTED)
         note = f"auto chose {PROMPTED}: {reason}"

@@ -16,13 +16,15 @@ from pathlib import Path
 
 from judgesdk.core.errors import ConfigError, InputError
 from judgesdk.fused import model as fused_model
+from judgesdk.fused.levels import level_probabilities
 from judgesdk.fused.model import CriterionModel, FusedModelFile, model_sha256
 from judgesdk.fused.signals import QUESTIONS, UNCONDITIONAL_FEATURES, extract, features
 from judgesdk.provider.protocol import Provider
 from judgesdk.scorers.common import ScorerOptions
-from judgesdk.core.types import Criterion, JudgeItem, JudgeResult
+from judgesdk.core.types import Criterion, JudgeItem, JudgeResult, LabelDistribution
 
 OPTION = "fused_model"  # method_options key: path of a fit file made by `judgesdk calibrate --fused`
+LEVELS = "fused_levels"  # method_options key: true gives the result its predictive distribution over the scale's levels
 
 
 def fit_for(provider: Provider, options: ScorerOptions) -> FusedModelFile | None:
@@ -58,12 +60,14 @@ async def score(provider: Provider, item: JudgeItem, criterion: Criterion, optio
             f"the fused fit for {fitted.model.name} has no model for criterion {criterion.name!r}; "
             f"it knows {', '.join(fitted.criterion_names())}"
         )
-    return await score_with(provider, item, criterion, fitted, model, method)
+    return await score_with(provider, item, criterion, fitted, model, method, levels=bool(options.extra.get("fused_levels")))
 
 
 async def score_with(
-    provider: Provider, item: JudgeItem, criterion: Criterion, fitted: FusedModelFile, model: CriterionModel, method: str
+    provider: Provider, item: JudgeItem, criterion: Criterion, fitted: FusedModelFile, model: CriterionModel, method: str, *, levels: bool = False
 ) -> JudgeResult:
+    """The fused result; with ``levels``, its ``distribution`` is the predictive distribution over the criterion's
+    scale levels (:mod:`judgesdk.fused.levels`), the score still the prediction."""
     asked = [name for name in QUESTIONS if f"yes_{name}" in model.features]
     likelihood_given_reference = any(f in model.features for f in ("ref_mean", "ref_pmi"))
     baseline = any(f in model.features for f in UNCONDITIONAL_FEATURES)
@@ -75,9 +79,14 @@ async def score_with(
     degenerate = model.too_short(values)
     if degenerate:  # below the fit's support: no extrapolated number, the bottom of the scale, flagged
         value, low, high = model.low, model.low, model.low
+    distribution = None
+    if levels:
+        probs = level_probabilities(model, value, criterion.scale.values)
+        distribution = LabelDistribution(scale=criterion.scale, probs=probs, method="predictive")
     return JudgeResult(
         score=value,
         status="ok",
+        distribution=distribution,
         criterion=criterion.name,
         method=f"{method}/{model.variant}",
         method_reason=(
