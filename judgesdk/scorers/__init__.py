@@ -30,7 +30,6 @@ ScoreFn = Callable[[Provider, JudgeItem, Criterion, ScorerOptions, str], Awaitab
 # method name -> module under judgesdk.scorers
 METHODS: dict[str, str] = {
     "auto": "auto",
-    "decision": "decision",
     "fused": "fused",
     "geval": "likert",
     "direct": "likert",
@@ -40,6 +39,7 @@ METHODS: dict[str, str] = {
     "likelihood": "likelihood",
     "synthetic": "synthetic",
     "fusion": "fusion",
+    "decision": "decision",
 }
 
 

@@ -17,7 +17,7 @@ from judgesdk.core.errors import InputError
 
 # method -> the method_options keys its scorer reads
 METHOD_KEYS: dict[str, tuple[str, ...]] = {
-    "geval": ("decision_levels",),
+    "geval": (),
     "direct": ("grammar",),
     "sampling": (),
     "rts": ("max_tokens", "grammar"),
