@@ -42,6 +42,7 @@ def default_capabilities(max_questions: int = DEFAULT_MAX_QUESTIONS) -> Capabili
 
 class SystemOneProvider:
     kind = "systemone"
+    api = "systemone"  # decision calls only: priced on the decision route
 
     def __init__(
         self,
