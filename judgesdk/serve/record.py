@@ -1,0 +1,58 @@
+"""``judgesdk serve --record FILE``: every served judgement appended to a results file, as ``judgesdk score -o``
+writes one, so that ``meta-eval``, ``card``, ``gate`` and ``diff`` read served traffic unchanged.
+
+One row per question answered (or refused): :func:`judgesdk.records.row_for` of the judgement, with ``asked``
+the :class:`~judgesdk.records.Ask` that :func:`judgesdk.judging.judge_config.ask_for` gives the served judge's
+config for the question's criterion (so two questions with different definitions or levels are different
+questions), the item's id (the input's ``id``, else ``doc_id:system_id``, else a hash of its texts, as
+``judgesdk score`` derives ids) and the input's ``doc_id``/``system_id`` (the join key to human labels), plus
+``served``: the route, the model name asked for and the question's name. The judged texts are not written
+(a results file never holds them); the file is held by the locked ledger for the server's life.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from judgesdk.core.types import Criterion
+from judgesdk.judging.judge_config import JudgeConfig, ask_for
+from judgesdk.provider.decisions import DecisionInput
+from judgesdk.records import Ledger, content_hash, row_for
+from judgesdk.records.rows import composite_id
+from judgesdk.serve.backend import Answered, criterion_for
+
+__all__ = ["Recorder", "item_id"]
+
+
+def item_id(given: DecisionInput, ids: dict[str, str]) -> str:
+    """The id a served item is recorded under: ``id``, else ``doc_id:system_id``, else ``sha:<hash of its texts>``."""
+    if ids.get("id"):
+        return ids["id"]
+    return composite_id(ids) or f"sha:{content_hash(given.state())}"
+
+
+class Recorder:
+    """The results file a server appends its judgements to (one writer: the ledger's lock)."""
+
+    def __init__(self, path: Path, config: JudgeConfig) -> None:
+        self.ledger = Ledger.open(path, what="--record", create_parents=True)
+        self.config = config
+
+    def write(self, route: str, model: str, given: DecisionInput, ids: dict[str, str], answered: list[Answered], questions: tuple[Any, ...]) -> int:
+        """Append the rows of one served request; returns how many."""
+        the_id = item_id(given, ids)
+        extra = {key: ids[key] for key in ("doc_id", "system_id") if key in ids}
+        written = 0
+        for question, one in zip(questions, answered):
+            if one.result is None:
+                continue
+            criterion: Criterion = criterion_for(question)
+            ask = ask_for(self.config, criterion)  # what was asked: a refusal or an unfitted answer (details) answers it too
+            row = row_for(one.result, the_id, ask, {**extra, "served": {"route": route, "model": model, "question": question.name}})
+            self.ledger.write(row)
+            written += 1
+        return written
+
+    def close(self) -> None:
+        self.ledger.close()
