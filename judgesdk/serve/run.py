@@ -60,6 +60,9 @@ def serve(settings: ServeSettings, *, ready: Any = None) -> int:
         def handle_exit(self, sig: int, frame: Any) -> None:  # SIGTERM/SIGINT: answer 503 from now on, let in-flight finish
             service.draining = True
             super().handle_exit(sig, frame)
+            # uvicorn re-raises a captured signal once it has shut down, which would end the process before the judge
+            # and the record are closed: stop as a finished run instead (exit 0), the signal having been honoured
+            self._captured_signals.clear()
 
     config = uvicorn.Config(
         app, host=settings.host, port=settings.port, access_log=False, log_level="warning", lifespan="off",
