@@ -99,7 +99,9 @@ class _Asked:
         if answer.unfitted:
             notes.append("the server flags this answer unfitted: no model fitted for this criterion answered it")
             evidence["unfitted"] = True
-        common = {"criterion": self.criterion.name, "method": f"{method}/decision", "method_reason": reason, "item_id": item.id}
+        # what produced the number: "decision/<question type>", or "geval/decision" where geval was asked (as geval/exact)
+        named = "geval/decision" if method == "geval" else f"decision/{self.question.type}"
+        common = {"criterion": self.criterion.name, "method": named, "method_reason": reason, "item_id": item.id}
         if answer.status != "ok":
             why = answer.reason or answer.status
             return JudgeResult(

@@ -46,7 +46,7 @@ def test_several_criteria_of_an_item_are_one_request_with_a_part_each() -> None:
     assert result.parts["coherence"].score == pytest.approx(3.0) and result.parts["fluency"].score == pytest.approx(4.5)
     assert result.score == pytest.approx(3.75)
     assert "auto chose decision" in result.parts["coherence"].method_reason
-    assert result.parts["coherence"].method == "auto/decision"
+    assert result.parts["coherence"].method == "decision/score" and result.method == "decision/fine-grained"
     assert result.usage.calls == 1  # the shared request's usage once, on the first part
 
 

@@ -1,0 +1,204 @@
+"""Decision models as judges, both ways (issue 26): calls per item, and what serving costs over the judge itself.
+
+1. **Calls per item, 4 SummEval criteria.** The same items judged on coherence, consistency, fluency and
+   relevance (fine-grained, as ``judgesdk score --preset summeval`` does) two ways, counting the requests that
+   reach the model server:
+   * the decision path: judgesdk's ``systemone`` provider against ``judgesdk serve`` (the embedded judge), one
+     decision request per item with a question per criterion; counted by the server (``GET /health``);
+   * today's logprob path: ``geval`` through the openai adapter on ``python -m llama_cpp.server`` (top-20
+     logprobs on its chat API), one prompt per criterion; counted from the results' ``usage.calls``
+     (``on_low_coverage = "flag"``: the logprob request alone, no fallback to sampling).
+2. **Serving overhead.** N items, 4 questions each, judged by the embedded judge (the fused judge's level
+   distributions, no cache anywhere) at concurrency C = 1, 8, 32:
+   * the judge's own time: ``Judge.ascore_many`` (concurrency C) in this process, wall time / N;
+   * served: the same items sent as ``POST /v1/systemone`` by C concurrent clients to ``judgesdk serve
+     --concurrency C`` (its own process), wall time / N, requests per second, p50/p95 latency.
+   Overhead = served time per item / own time per item - 1 (the bar: <= 5 %). The two alternate per C, each
+   preceded by one untimed warm-up item, and the load average is read before and after each run.
+
+    nice -n 10 .venv/bin/python benchmarks/decisions_serve.py --items 32 --calls-items 8 --concurrency 1 8 32
+
+Writes ``benchmarks/out/decisions_serve.json``. Never contacts anything but 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests"))
+
+CRITERIA = ("coherence", "consistency", "fluency", "relevance")
+
+
+def items(n: int, skip: int = 0) -> list[Any]:
+    from judgesdk.meta.datasets import load_dataset
+    from judgesdk.meta.natural import natural
+
+    records = [natural(r) for r in load_dataset("summeval")]
+    return records[skip : skip + n]
+
+
+def load() -> list[float]:
+    return [round(x, 2) for x in os.getloadavg()]
+
+
+def serve_process(*args: str, cache: Path) -> Any:
+    from serve_process import JudgesdkServe
+
+    server = JudgesdkServe(*args, env={"JUDGESDK_NO_CACHE": "1"}, cache=cache)
+    return server.start()
+
+
+def state(record: Any) -> dict[str, Any]:
+    return {"output": record.output, "source": record.source, "doc_id": record.doc_id, "system_id": record.system_id}
+
+
+def systemone_body(criteria: list[Any]) -> dict[str, Any]:
+    from judgesdk.providers import systemone_wire
+    from judgesdk.scorers.decision import question_for
+
+    return {name: systemone_wire.question_body(question_for(c)) for name, c in zip(CRITERIA, criteria)}
+
+
+# -- 1. calls per item ------------------------------------------------------------------------------------
+
+
+def calls_per_item(n: int, workdir: Path) -> dict[str, Any]:
+    from servers import LlamaServer, embedded_gguf_path
+
+    from judgesdk.judging.judge import Judge
+    from judgesdk.prompting.presets import criterion
+
+    criteria = [criterion("summeval", name) for name in CRITERIA]
+    chosen = items(n)
+    found: dict[str, Any] = {"items": n, "criteria": list(CRITERIA)}
+    server = serve_process("--concurrency", "4", cache=workdir / "cache-calls")
+    try:
+        before = sum(server.health()["served"].values())
+        config = {"providers": [{"kind": "systemone", "model": "judgesdk", "base_url": server.origin}], "cache": {"enabled": False}}
+        with Judge.from_config(config) as judge:
+            results = judge.score_many([{"output": r.output, "source": r.source} for r in chosen], criterion=criteria)
+        served = sum(server.health()["served"].values()) - before
+        found["decision"] = {"requests_at_server": served, "per_item": served / n, "statuses": sorted({r.status for r in results})}
+    finally:
+        server.cleanup()
+    llama = LlamaServer(embedded_gguf_path())
+    try:
+        llama.start()
+        config = {
+            "providers": [{"kind": "openai", "model": llama.model, "base_url": llama.base_url, "api": "chat",
+                           "capabilities": {"logprobs": True, "max_top_logprobs": 20}}],
+            "method": "geval", "cache": {"enabled": False}, "estimation": {"on_low_coverage": "flag"},
+        }  # fmt: skip
+        with Judge.from_config(config) as judge:
+            results = judge.score_many([{"output": r.output, "source": r.source} for r in chosen], criterion=criteria)
+        calls = sum(r.usage.calls for r in results)
+        found["logprobs"] = {"calls": calls, "per_item": calls / n, "methods": sorted({p.method for r in results for p in (r.parts or {}).values()})}
+    finally:
+        llama.cleanup()
+    return found
+
+
+# -- 2. serving overhead ---------------------------------------------------------------------------------
+
+
+async def own_run(judge: Any, chosen: list[Any], criteria: list[Any], concurrency: int) -> float:
+    judge.concurrency = concurrency
+    started = time.perf_counter()
+    results = await judge.ascore_many([{"output": r.output, "source": r.source, "id": f"{r.doc_id}:{r.system_id}"} for r in chosen], criterion=criteria)
+    wall = time.perf_counter() - started
+    assert all(r.status == "ok" for r in results), sorted({r.status for r in results})
+    return wall
+
+
+async def served_run(origin: str, chosen: list[Any], questions: dict[str, Any], concurrency: int) -> tuple[float, list[float]]:
+    import httpx
+
+    gate = asyncio.Semaphore(concurrency)
+    latencies: list[float] = []
+    async with httpx.AsyncClient(timeout=3600, limits=httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)) as client:
+
+        async def one(record: Any) -> None:
+            async with gate:
+                started = time.perf_counter()
+                answer = await client.post(f"{origin}/v1/systemone", json={"model": "judgesdk", "state": state(record), "questions": questions})
+                latencies.append(time.perf_counter() - started)
+                assert answer.status_code == 200 and len(answer.json()["answers"]) == len(questions), answer.text[:300]
+
+        started = time.perf_counter()
+        await asyncio.gather(*(one(r) for r in chosen))
+        return time.perf_counter() - started, latencies
+
+
+def percentile(values: list[float], q: float) -> float:
+    return statistics.quantiles(values, n=100, method="inclusive")[q - 1] if len(values) > 1 else values[0]
+
+
+def overhead(n: int, levels: list[int], workdir: Path) -> list[dict[str, Any]]:
+    from judgesdk.judging.judge import Judge
+    from judgesdk.prompting.presets import criterion
+
+    criteria = [criterion("summeval", name) for name in CRITERIA]
+    questions = systemone_body(criteria)
+    config = {"providers": [{"kind": "local"}], "method": "auto", "method_options": {"fused_levels": True}, "cache": {"enabled": False}}
+    warm = items(1, skip=n + 100)
+    rows = []
+    for c in levels:
+        chosen = items(n, skip=200 + c)  # items no earlier run judged (each run computes every signal)
+        server = serve_process("--concurrency", str(c), "--queue", str(max(64, c)), cache=workdir / f"cache-{c}")
+        try:
+            asyncio.run(served_run(server.origin, warm, questions, 1))
+            load_before = load()
+            served_wall, latencies = asyncio.run(served_run(server.origin, chosen, questions, c))
+            load_served = load()
+        finally:
+            server.cleanup()
+        judge = Judge.from_config(config)
+        try:
+            judge.run(own_run(judge, warm, criteria, 1))
+            own_wall = judge.run(own_run(judge, chosen, criteria, c))
+            load_own = load()
+        finally:
+            judge.close()
+        row = {
+            "concurrency": c, "items": n, "questions_per_item": len(CRITERIA),
+            "own_s_per_item": own_wall / n, "served_s_per_item": served_wall / n, "served_rps": n / served_wall,
+            "p50_s": percentile(latencies, 50), "p95_s": percentile(latencies, 95),
+            "overhead": served_wall / own_wall - 1.0, "load": {"before": load_before, "after_served": load_served, "after_own": load_own},
+        }  # fmt: skip
+        print(json.dumps(row), flush=True)
+        rows.append(row)
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--items", type=int, default=32, help="items per overhead run")
+    parser.add_argument("--calls-items", type=int, default=8, help="items for the calls-per-item count (0: skip it)")
+    parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 8, 32])
+    parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "out" / "decisions_serve.json")
+    args = parser.parse_args()
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    workdir = args.out.parent / "decisions_serve"
+    workdir.mkdir(exist_ok=True)
+    report: dict[str, Any] = {"cpus": os.cpu_count(), "load_at_start": load()}
+    if args.calls_items:
+        report["calls"] = calls_per_item(args.calls_items, workdir)
+        print(json.dumps(report["calls"]), flush=True)
+    report["overhead"] = overhead(args.items, args.concurrency, workdir)
+    report["load_at_end"] = load()
+    args.out.write_text(json.dumps(report, indent=1) + "\n")
+    print(f"written to {args.out}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
