@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "tests"))
+sys.path[:0] = [str(REPO / "tests"), str(REPO / "tests" / "serve")]  # servers.py, serve_process.py
 
 CRITERIA = ("coherence", "consistency", "fluency", "relevance")
 
