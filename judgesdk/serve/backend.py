@@ -143,8 +143,34 @@ class Backend:
 
     async def answer(self, request_input: DecisionInput, questions: tuple[Question, ...], item_id: str | None = None) -> list[Answered]:
         """Every question of one request about ``request_input``, judged concurrently (identical calls underneath
-        are made once: the judge's coalescing and cache)."""
+        are made once: the judge's coalescing and cache). Behind a chain that answers decisions itself, the
+        questions on one scale go upstream together, as one request."""
+        names = [q.name for q in questions]
+        if self.provider.capabilities.decisions and request_input.outputs is None and len(questions) > 1 and len(set(names)) == len(names):
+            return await self._upstream_together(request_input, questions, item_id)
         return list(await asyncio.gather(*(self._one(request_input, q, item_id) for q in questions)))
+
+    async def _upstream_together(self, given: DecisionInput, questions: tuple[Question, ...], item_id: str | None) -> list[Answered]:
+        """The questions grouped by scale, each group one fine-grained judgement (one upstream decision request)."""
+        criteria = [criterion_for(q) for q in questions]
+        groups: dict[Scale, list[int]] = {}
+        for index, criterion in enumerate(criteria):
+            groups.setdefault(criterion.scale, []).append(index)
+        answered: list[Answered | None] = [None] * len(questions)
+
+        async def group(indexes: list[int]) -> None:
+            chosen = [criteria[i] for i in indexes]
+            result = await self.judge.ascore(
+                given.output or "", source=given.source, context=given.context, reference=given.reference,
+                criterion=chosen if len(chosen) > 1 else chosen[0], item_id=item_id,
+            )  # fmt: skip
+            parts = result.parts if len(chosen) > 1 else {chosen[0].name: result}
+            for i, criterion in zip(indexes, chosen):
+                part = (parts or {}).get(criterion.name) or result  # an error result (no parts) answers every question of its group
+                answered[i] = Answered(_from_result(questions[i], part, False), part)
+
+        await asyncio.gather(*(group(indexes) for indexes in groups.values()))
+        return [one for one in answered if one is not None]
 
     async def close(self) -> None:
         await self.judge.aclose()

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import sys
 from typing import Any
 
+from judgesdk.core.errors import ConfigError
 from judgesdk.serve.app import Service, build_app
 from judgesdk.serve.backend import Backend
 from judgesdk.serve.record import Recorder
@@ -25,6 +27,8 @@ log = logging.getLogger("judgesdk.serve")
 def open_service(settings: ServeSettings) -> Service:
     """The judge, the record and the admission state of a server, opened (a :class:`ConfigError` or
     :class:`InputError` names what cannot be used, before anything listens)."""
+    if settings.api_key_env and not os.environ.get(settings.api_key_env):  # before the judge (a model) is loaded
+        raise ConfigError(f"--api-key-env names {settings.api_key_env}, which is not set: export {settings.api_key_env}=<key>")
     backend = Backend.open(settings.config, allow_unfitted=settings.allow_unfitted)
     recorder = None
     try:

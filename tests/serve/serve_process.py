@@ -68,7 +68,10 @@ class _Upstream(BaseHTTPRequestHandler):
             upstream.received += 1
         upstream.release.wait() if upstream.hold.is_set() else None
         _, request, _ = systemone_wire.read_request(body, max_questions=1000)
-        answers = [DecisionAnswer(name=q.name, status="ok", probabilities=P5) for q in request.questions]
+        answers = [
+            DecisionAnswer(name=q.name, status="ok", probability=0.7) if q.type == "predicate" else DecisionAnswer(name=q.name, status="ok", probabilities=P5)
+            for q in request.questions
+        ]
         data = json.dumps(systemone_wire.response_body(request, answers, "upstream-1", Usage(input_tokens=10))).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")

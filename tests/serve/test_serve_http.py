@@ -101,6 +101,16 @@ def test_a_good_request_gets_an_answer_both_packages_accept(server: JudgesdkServ
     assert set(DecisionsResponse.model_validate(answer.json()).answers) == {"coherence"}
 
 
+def test_questions_on_one_scale_go_upstream_as_one_request(server: JudgesdkServe, upstream: HeldUpstream) -> None:
+    before = upstream.received
+    asked = [QUESTION, {**QUESTION, "name": "fluency"}, {"type": "predicate", "name": "safe", "instructions": "Is it safe?"}]
+    answer = post(server, "/v1/decisions", {**GOOD, "questions": asked})
+    assert answer.status_code == 200, answer.text
+    assert [a["type"] for a in answer.json()["answers"]] == ["score", "score", "predicate"]
+    assert answer.json()["answers"][2]["probability"] == pytest.approx(0.7)
+    assert upstream.received - before == 2  # the two score questions together; the predicate, on another scale, apart
+
+
 TOOL_CALL = {"type": "function_call", "call_id": "c1", "name": "lookup", "arguments": "{}"}
 IMAGE = {"role": "user", "content": [{"type": "input_text", "text": "look"}, {"type": "input_image", "image_url": "data:image/png;base64,iVBORw0KGgo="}]}
 MALFORMED = [  # (name, path, body or raw bytes, headers, status, code, param)
