@@ -37,6 +37,8 @@ def register(commands: Any) -> None:
     p.add_argument("--queue", type=int, default=32, help="requests that may wait for a slot (default 32; 429 with Retry-After beyond)")
     p.add_argument("--timeout-s", type=float, default=300.0, help="longest one request may take to judge (default 300; 504 past it)")
     p.add_argument("--grace-s", type=float, default=30.0, help="how long SIGTERM waits for requests in flight (default 30)")
+    p.add_argument("--max-tokens", type=int, help="a budget for the server's life: tokens billed by the judge's model calls (cache hits free); 503 once spent")
+    p.add_argument("--max-usd", type=float, help="the same budget in USD (needs a priced model: LiteLLM's price map)")
     p.add_argument("--record", type=Path, metavar="RESULTS.jsonl", help="append every served judgement here, as judgesdk score -o writes them")
     p.add_argument(
         "--allow-unfitted", action="store_true",
@@ -62,6 +64,7 @@ def run_serve(args: argparse.Namespace) -> int:
             config=args.config, host=args.host, port=args.port, name=args.name, api_key_env=args.api_key_env,
             max_body_bytes=args.max_body_bytes, max_questions=args.max_questions, concurrency=args.concurrency, queue=args.queue,
             timeout_s=args.timeout_s, grace_s=args.grace_s, record=args.record, allow_unfitted=args.allow_unfitted,
+            max_tokens=args.max_tokens, max_usd=args.max_usd,
         )  # fmt: skip
     except ValidationError as exc:
         raise ConfigError(f"judgesdk serve: {validation_summary(exc)}") from None

@@ -14,7 +14,8 @@ System One route), never a traceback and never a hang:
  413   ``body_too_large``      a body above ``--max-body-bytes`` (read no further than the limit)
  429   ``queue_full``          ``concurrency`` requests judging and ``queue`` waiting: ``Retry-After`` says when
  500   ``internal_error``      anything unexpected, named by its type only (the traceback goes to the log at DEBUG)
- 503   ``shutting_down``       after SIGTERM, while what is in flight finishes
+ 503   ``shutting_down``       after SIGTERM, while what is in flight finishes; ``judge_unavailable`` once the
+                               budget (``--max-tokens``, ``--max-usd``) is spent
  504   ``timeout``             judging took longer than ``--timeout-s``
 =====  ======================  ===================================================================
 
@@ -85,7 +86,9 @@ class Service:
         return max(1, math.ceil(self._seconds * max(waves, 1.0)))
 
     def health(self) -> dict[str, Any]:
-        return {
+        meter = self.backend.meter
+        spent = {} if meter is None else {"budget": meter.state().model_dump(mode="json", exclude={"budget"})}
+        return {**spent,
             "status": "draining" if self.draining else "ok",
             "in_flight": self.in_flight,
             "queued": self.pending - self.in_flight,

@@ -39,6 +39,8 @@ from judgesdk.core.types import Criterion, JudgeItem, JudgeResult, Scale
 from judgesdk.fused.model import model_sha256
 from judgesdk.judging.judge import Judge
 from judgesdk.judging.judge_config import JudgeConfig, load_config
+from judgesdk.judging.runners import budgeted_judge
+from judgesdk.provider.layers.budget import Budget, BudgetMeter
 from judgesdk.provider.decisions import ChoiceQuestion, DecisionAnswer, DecisionInput, PredicateQuestion, Question, ScoreQuestion
 from judgesdk.provider.protocol import Provider, Usage
 from judgesdk.scorers import fused
@@ -85,26 +87,32 @@ class Backend:
         self.judge = judge
         self.config = config
         self.allow_unfitted = allow_unfitted
+        self.meter: BudgetMeter | None = None
         self.provider = self._first_usable()
         caps = self.provider.capabilities
         self.embedded = caps.loglikelihood and caps.exact_labels  # a local model: the fused judge's kind
 
     @classmethod
-    def open(cls, config: Path | None = None, *, allow_unfitted: bool = False) -> Backend:
+    def open(cls, config: Path | None = None, *, allow_unfitted: bool = False, budget: Budget | None = None) -> Backend:
         """The judge of ``config`` (a judge config file; None: the embedded local judge), its providers built now
-        so that a server never starts without a usable judge (a :class:`ConfigError` naming why)."""
+        so that a server never starts without a usable judge (a :class:`ConfigError` naming why). With a
+        ``budget``, every real call is metered under the cache (:mod:`judgesdk.provider.layers.budget`): once
+        it is spent, the server answers 503 and cache hits are still served."""
         settings = load_config(config) if config is not None else load_config(EMBEDDED)
         if settings.jury is not None:
             raise ConfigError("judgesdk serve answers with one judge: remove [jury] from the config, or serve one judge of it")
         options = {**settings.method_options, fused.LEVELS: True}  # the fused judge answers with its level distribution
         settings = settings.model_copy(update={"method_options": options})
-        judge = Judge.from_config(settings)
+        meter = BudgetMeter(budget) if budget is not None else None
+        judge = budgeted_judge(settings, meter)
         try:
             judge.check_providers()
         except BaseException:
             judge.close()
             raise
-        return cls(judge, settings, allow_unfitted=allow_unfitted)
+        backend = cls(judge, settings, allow_unfitted=allow_unfitted)
+        backend.meter = meter
+        return backend
 
     def _first_usable(self) -> Provider:
         """The stack of the chain's first provider that can be built (the one that answers while it works)."""

@@ -14,6 +14,7 @@ import sys
 from typing import Any
 
 from judgesdk.core.errors import ConfigError
+from judgesdk.provider.layers.budget import Budget
 from judgesdk.serve.app import Service, build_app
 from judgesdk.serve.backend import Backend
 from judgesdk.serve.record import Recorder
@@ -29,7 +30,8 @@ def open_service(settings: ServeSettings) -> Service:
     :class:`InputError` names what cannot be used, before anything listens)."""
     if settings.api_key_env and not os.environ.get(settings.api_key_env):  # before the judge (a model) is loaded
         raise ConfigError(f"--api-key-env names {settings.api_key_env}, which is not set: export {settings.api_key_env}=<key>")
-    backend = Backend.open(settings.config, allow_unfitted=settings.allow_unfitted)
+    budget = Budget(max_tokens=settings.max_tokens, max_usd=settings.max_usd) if settings.max_tokens or settings.max_usd else None
+    backend = Backend.open(settings.config, allow_unfitted=settings.allow_unfitted, budget=budget)
     recorder = None
     try:
         recorder = Recorder(settings.record, backend.config) if settings.record is not None else None

@@ -36,6 +36,8 @@ class ServeSettings(BaseModel):
     grace_s: float = Field(default=30.0, ge=0)
     record: Path | None = None
     allow_unfitted: bool = False
+    max_tokens: int | None = Field(default=None, ge=1)  # a budget for the server's life: tokens billed, then 503
+    max_usd: float | None = Field(default=None, gt=0)
 
     @property
     def loopback(self) -> bool:

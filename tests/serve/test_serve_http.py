@@ -184,6 +184,18 @@ def test_the_access_log_names_requests_never_their_text_or_key(server: JudgesdkS
     assert MARKER not in log and KEY not in log and "Traceback" not in log
 
 
+def test_a_spent_budget_answers_503_and_says_so(upstream: HeldUpstream, tmp_path: Path) -> None:
+    serve = JudgesdkServe("--config", str(hosted_config(tmp_path, upstream.origin)), "--max-tokens", "15")  # the upstream bills 10 a call
+    try:
+        serve.start()
+        codes = [post(serve, "/v1/decisions", GOOD, headers={}).status_code for _ in range(2)]
+        assert codes == [200, 200]  # the second call starts below the cap, and ends past it
+        assert_error(post(serve, "/v1/decisions", GOOD, headers={}), 503, "judge_unavailable")
+        assert serve.health()["budget"]["stopped"] is True
+    finally:
+        serve.cleanup()
+
+
 def draining(serve: JudgesdkServe) -> bool:
     """Whether the server has stopped taking requests: its health says draining, or it no longer accepts connections."""
     try:
