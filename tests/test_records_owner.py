@@ -232,6 +232,8 @@ ALLOWED = {
     "judgesdk.scorers.common": "a scorer's own record cache (export_jsonl / import_jsonl of its record type)",
     "judgesdk.providers.openai_batch": "the OpenAI Batch API's output file (the provider's responses), read by its adapter",
     "judgesdk.distributed.batches": "one input line's passthrough fields, carried through a Ray batch as JSON text",
+    "judgesdk.provider.decisions": "a decision request's judged input, sent as one JSON object's text (OpenAI's input)",
+    "judgesdk.serve.app": "the body of one HTTP request to judgesdk serve",
 }
 
 # The commands that read a results file, and what each must take from judgesdk.records to do it.
