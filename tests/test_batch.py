@@ -9,7 +9,7 @@ import json
 import pytest
 
 from batch_server import BatchServer
-from judgesdk.provider.layers.batch import BatchRunner, DeferringProvider
+from judgesdk.provider.layers.batch import BatchRunner, Deferral, DeferringProvider
 from judgesdk.provider.layers.cache import cache_key, open_cache
 from judgesdk.core.errors import CapabilityError, ConfigError, InputError
 from judgesdk.judging.judge import Judge
@@ -188,12 +188,12 @@ async def test_deferring_provider_records_and_fails_fast(server):
     from judgesdk.core.errors import PermanentError
 
     provider = openai_provider(server)
-    deferring = DeferringProvider(provider, failed={cache_key(provider, REQUESTS[1]): "rejected"})
+    deferring = DeferringProvider(provider, Deferral(failed={cache_key(provider, REQUESTS[1]): "rejected"}))
     with pytest.raises(PermanentError, match="deferred"):
         await deferring.generate(REQUESTS[0])
     with pytest.raises(PermanentError, match="rejected"):
         await deferring.generate(REQUESTS[1])
-    assert list(deferring.deferred.values()) == [REQUESTS[0]]
+    assert list(deferring.deferral.deferred.values()) == [REQUESTS[0]]
     await provider.aclose()
 
 

@@ -17,7 +17,8 @@ import pytest
 from pydantic import ValidationError
 
 from judgesdk.provider.layers.breaker import AdaptiveLimit, OverloadConfig, OverloadGuard, is_timeout
-from judgesdk.judging.judge_config import JudgeConfig, stack
+from judgesdk.judging.judge_config import JudgeConfig
+from judgesdk.provider.stack import assemble
 from judgesdk.core.errors import AuthError, CircuitOpenError, ProviderError, ProviderTimeoutError, RateLimitError, TransientError
 from judgesdk.provider.protocol import Capabilities, Choice, GenerateRequest, GenerateResponse, Message, find_layer
 
@@ -354,13 +355,13 @@ def test_a_cancelled_probe_hands_its_turn_to_a_waiting_call():
 
 
 def run_overloaded(server: OneSlotServer, overload: dict[str, Any], items: int = 50, concurrency: int = 16) -> tuple[int, int]:
-    """``items`` different requests, ``concurrency`` at a time, through ``stack()`` (retry with its default
+    """``items`` different requests, ``concurrency`` at a time, through ``assemble()`` (retry with its default
     attempts, no jitter): (completed, calls the server received)."""
 
     async def scenario() -> tuple[int, int]:
         settings = {"cache": {"enabled": False}, "retry": {"jitter": False}, "overload": overload}
         config = JudgeConfig.model_validate(settings)
-        provider = stack(server, config)
+        provider = assemble(server, config.stack_plan())
         gate = asyncio.Semaphore(concurrency)
 
         async def one(i: int) -> bool:
@@ -393,10 +394,10 @@ def test_without_the_guard_the_same_server_is_stormed(finishes_abandoned):
 
 def test_the_guard_is_in_the_default_stack_and_configurable():
     sim = Scripted()
-    guard = find_layer(stack(sim, JudgeConfig(cache={"enabled": False})), OverloadGuard)
+    guard = find_layer(assemble(sim, JudgeConfig(cache={"enabled": False}).stack_plan()), OverloadGuard)
     assert guard is not None and guard.inner is sim and guard.config.enabled
     off = JudgeConfig(cache={"enabled": False}, overload={"enabled": False})
-    assert find_layer(stack(sim, off), OverloadGuard) is None
+    assert find_layer(assemble(sim, off.stack_plan()), OverloadGuard) is None
     for bad in ({"decrease": 1.0}, {"failure_threshold": 0}, {"max_wait_s": 0}, {"unknown": 1}):
         with pytest.raises(ValidationError):
             OverloadConfig.model_validate(bad)

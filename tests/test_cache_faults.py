@@ -19,7 +19,8 @@ import pytest
 
 from judgesdk.provider.layers.cache import CachedProvider, open_cache
 from judgesdk.cli.app import main
-from judgesdk.judging.judge_config import load_config, stack
+from judgesdk.judging.judge_config import load_config
+from judgesdk.provider.stack import assemble
 from judgesdk.core.errors import ConfigError
 from judgesdk.provider.protocol import GenerateRequest, Message, as_text, find_layer
 from judgesdk.providers.scripted import ScriptedProvider
@@ -67,9 +68,9 @@ def test_a_cache_path_that_is_a_file_is_a_config_error_that_says_what_to_fix(tmp
     with pytest.raises(ConfigError, match=r"cannot be created: .*cache is a file"):
         open_cache(blocker / "inside")
     with pytest.raises(ConfigError, match="is a file"):  # the run's wiring opens it when a provider is built
-        stack(echo(), load_config({"cache": {"directory": str(blocker)}}))
+        assemble(echo(), load_config({"cache": {"directory": str(blocker)}}).stack_plan())
     # the same directory with the cache turned off is no problem: --no-cache rescues such a run
-    stack(echo(), load_config({"cache": {"directory": str(blocker), "enabled": False}}))
+    assemble(echo(), load_config({"cache": {"directory": str(blocker), "enabled": False}}).stack_plan())
     assert blocker.read_text() == "not a folder"
 
 
@@ -211,7 +212,7 @@ def test_a_real_sqlite_write_failure_mid_run_loses_no_answer(tmp_path):
 async def test_the_size_limit_is_a_config_field_and_bounds_the_cache(tmp_path, monkeypatch):
     monkeypatch.delenv("JUDGESDK_CACHE_SIZE_MB", raising=False)
     config = load_config({"cache": {"directory": str(tmp_path), "size_limit_mb": 0.25}})
-    provider = find_layer(stack(ScriptedProvider(lambda r: as_text(r.messages) + "y" * 8000), config), CachedProvider)
+    provider = find_layer(assemble(ScriptedProvider(lambda r: as_text(r.messages) + "y" * 8000), config.stack_plan()), CachedProvider)
     assert provider is not None and provider.cache.size_limit == 2**18
     for i in range(100):  # 800 KB of answers into a 256 KiB cache
         await provider.generate(ask(i))

@@ -7,7 +7,8 @@ import asyncio
 import pytest
 
 from judgesdk.provider.layers.coalesce import CoalescingProvider
-from judgesdk.judging.judge_config import load_config, stack
+from judgesdk.judging.judge_config import load_config
+from judgesdk.provider.stack import assemble
 from judgesdk.core.errors import TransientError
 from judgesdk.provider.protocol import GenerateRequest, Message
 from judgesdk.providers.scripted import ScriptedProvider
@@ -61,7 +62,7 @@ async def test_a_failure_reaches_every_waiter_and_is_not_remembered():
 @pytest.mark.parametrize("cache_enabled", [True, False])
 async def test_the_config_stack_coalesces_with_and_without_the_cache(tmp_path, cache_enabled):
     inner = Slow()
-    provider = stack(inner, load_config({"cache": {"enabled": cache_enabled, "directory": str(tmp_path)}}))
+    provider = assemble(inner, load_config({"cache": {"enabled": cache_enabled, "directory": str(tmp_path)}}).stack_plan())
     await asyncio.gather(*(provider.generate(REQUEST) for _ in range(4)))
     assert len(inner.calls) == 1
     again = await provider.generate(REQUEST)

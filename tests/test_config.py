@@ -1,6 +1,8 @@
 import pytest
 
-from judgesdk.judging.judge_config import JudgeConfig, ProviderConfig, build_adapter, detect_chain, load_config
+from judgesdk.judging.judge_config import JudgeConfig, detect_chain, load_config
+from judgesdk.provider.settings import ProviderConfig
+from judgesdk.provider.stack import build_adapter
 from judgesdk.core.errors import ConfigError
 from judgesdk.judging.judge import Judge
 
@@ -131,12 +133,12 @@ def test_without_rate_limit_there_is_no_limiter_and_bad_limits_are_config_errors
 
 
 def test_the_local_model_is_limited_but_never_pooled(monkeypatch):
-    from judgesdk.judging.judge_config import build_provider
+    from judgesdk.provider.stack import bottom
     from judgesdk.provider.layers.ratelimit import RateLimitedProvider
 
     captured = []
-    monkeypatch.setattr("judgesdk.judging.judge_config.build_adapter", lambda pc: captured.append(pc) or ScriptedLocal())
-    provider = build_provider(ProviderConfig(kind="local", rate_limit={"max_concurrency": 64, "clients": 4}))
+    monkeypatch.setattr("judgesdk.provider.stack.build_adapter", lambda pc: captured.append(pc) or ScriptedLocal())
+    provider = bottom(ProviderConfig(kind="local", rate_limit={"max_concurrency": 64, "clients": 4}))
     assert isinstance(provider, RateLimitedProvider) and isinstance(provider.inner, ScriptedLocal) and len(captured) == 1
 
 

@@ -189,11 +189,26 @@ def test_a_budget_stop_keeps_finished_results_exits_2_and_a_rerun_resumes(tmp_pa
 
 
 class SlowProvider(ScriptedProvider):
-    """A scripted model that yields to the event loop mid-call, so calls overlap as real ones do."""
+    """A scripted model whose calls overlap as real ones do: each waits until ``overlap`` calls are in flight (or
+    a generous bound has passed), so how many start before the first ends does not depend on the machine's speed."""
+
+    def __init__(self, *args, overlap: int = 3, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.overlap, self.in_flight = overlap, 0
+        self.together = asyncio.Event()
 
     async def generate(self, request):
-        await asyncio.sleep(0.01)
-        return await super().generate(request)
+        self.in_flight += 1
+        if self.in_flight >= self.overlap:
+            self.together.set()
+        try:
+            await asyncio.wait_for(self.together.wait(), timeout=30)
+        except asyncio.TimeoutError:
+            pass
+        try:
+            return await super().generate(request)
+        finally:
+            self.in_flight -= 1
 
 
 def test_calls_in_flight_at_the_stop_finish_and_are_kept():

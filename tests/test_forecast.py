@@ -12,8 +12,9 @@ from judgesdk.cli.app import main
 from judgesdk.judging.judge_config import load_config
 from judgesdk.forecast.job import Beside, SpendMeter, forecast, label_paths
 from judgesdk.forecast.kv_replay import KVReplay
+from judgesdk.provider.stack import Extras
 from judgesdk.judging.judge import Judge
-from judgesdk.provider.protocol import Capabilities, Usage, as_text
+from judgesdk.provider.protocol import Capabilities
 from judgesdk.providers.scripted import FULL, ScriptedProvider, ScriptedReply
 from judgesdk.core.types import Criterion, JudgeItem
 
@@ -43,7 +44,7 @@ def config(tmp_path: Path, **extra) -> object:
 def run_for_real(cfg, provider, jobs) -> tuple[SpendMeter, list]:
     """The jobs judged for real on ``provider``, with what reached it metered under the cache."""
     meter = SpendMeter()
-    judge = Judge.from_config(cfg, adapters=[provider], wrap=meter.wrap)
+    judge = Judge.from_config(cfg, adapters=[provider], extras=Extras(meter=meter))
     try:
         results = [r for criterion, batch in jobs for r in judge.score_many(batch, criterion=criterion)]
     finally:
@@ -148,7 +149,7 @@ def test_the_run_report_sets_the_estimate_beside_the_spend(tmp_path):
     save(found, tmp_path / "out.jsonl")
     beside = Beside.open(tmp_path / "out.jsonl")
     assert beside is not None and beside.saved == found
-    judge = Judge.from_config(cfg, adapters=[provider], wrap=beside.meter.wrap)
+    judge = Judge.from_config(cfg, adapters=[provider], extras=Extras(meter=beside.meter))
     try:
         judge.score_many(jobs[0][1], criterion=COHERENCE)
         rows = dict(beside.rows(cfg, jobs)(judge))

@@ -22,7 +22,8 @@ from typing import Any
 
 import pytest
 
-from judgesdk.judging.judge_config import build_adapter, load_config
+from judgesdk.judging.judge_config import load_config
+from judgesdk.provider.stack import build_adapter
 from judgesdk.core.errors import CapabilityError
 from judgesdk.estimation.estimate import EstimationSettings, estimate
 from judgesdk.judging.judge import Judge

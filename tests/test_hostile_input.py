@@ -28,7 +28,9 @@ from _hostile import CLEARED_ENV, REFUSING, SECRET, assert_one_line_error, run
 from batch_server import BatchServer
 from judgesdk.provider import registry
 from judgesdk.cli.app import _text_or_file
-from judgesdk.judging.judge_config import ProviderConfig, build_adapter, load_config
+from judgesdk.judging.judge_config import load_config
+from judgesdk.provider.settings import ProviderConfig
+from judgesdk.provider.stack import build_adapter
 from judgesdk.core.errors import ConfigError, InputError
 from judgesdk.judging.judge import Judge
 from judgesdk.scorers.method_options import COMPARISON_KEYS, METHOD_KEYS, known_keys

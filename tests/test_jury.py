@@ -297,7 +297,7 @@ def test_judges_with_one_provider_config_share_one_adapter_closed_once(monkeypat
         async def aclose(self):
             closed.append(self.model)
 
-    monkeypatch.setattr("judgesdk.judging.judge_config.build_adapter", lambda pc: built.append(pc.model) or Counted(Rule("a"), model=pc.model))
+    monkeypatch.setattr("judgesdk.provider.stack.build_adapter", lambda pc: built.append(pc.model) or Counted(Rule("a"), model=pc.model))
     config = jury_config()
     config["providers"] = [{"kind": "openai", "model": "shared", "base_url": "http://127.0.0.1:9/v1"}]
     config["jury"]["judges"][2]["provider"] = {"kind": "openai", "model": "own", "base_url": "http://127.0.0.1:9/v1"}
@@ -354,7 +354,7 @@ def scripted_models(monkeypatch):
         provider.calls = calls
         return provider
 
-    monkeypatch.setattr("judgesdk.judging.judge_config.build_adapter", build)
+    monkeypatch.setattr("judgesdk.provider.stack.build_adapter", build)
     return calls
 
 

@@ -5,6 +5,8 @@ no assertion depends on how fast this machine is."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import Iterator
 
 import pytest
 from pydantic import ValidationError
@@ -12,8 +14,21 @@ from pydantic import ValidationError
 from judgesdk.core.errors import RateLimitError, RetriesExhaustedError
 from judgesdk.provider.protocol import GenerateRequest, GenerateResponse, Message, Usage
 from judgesdk.providers.scripted import FULL, ScriptedProvider
-from judgesdk.provider.layers.ratelimit import RateLimitConfig, RateLimitedProvider, rate_limited
+from judgesdk.provider.layers.ratelimit import RateLimitConfig, RateLimitedProvider
+from judgesdk.provider.settings import ProviderConfig
+from judgesdk.provider.registry import ProviderSpec, register, unregister
+from judgesdk.provider.stack import bottom
 from judgesdk.provider.layers.retry import RetryingProvider, RetryPolicy
+
+
+@contextlib.contextmanager
+def gate_kind() -> Iterator[None]:
+    """A provider kind ``gate`` whose adapter is a :class:`Gate`, registered for the block."""
+    register("gate", ProviderSpec(kind="gate", build=lambda settings, options: Gate()))
+    try:
+        yield
+    finally:
+        unregister("gate")
 
 
 class VirtualTime:
@@ -186,10 +201,10 @@ def test_config_rejects_impossible_limits_and_none_means_no_wrapper():
         RateLimitConfig(requests_per_minute=-1)
     with pytest.raises(ValidationError):
         RateLimitConfig(decrease=1.5)
-    inner = ScriptedProvider(lambda r: "3")
-    assert rate_limited(inner, None) is inner
-    wrapped = rate_limited(inner, RateLimitConfig())
-    assert isinstance(wrapped, RateLimitedProvider) and wrapped.kind == "scripted"
+    with gate_kind():
+        assert isinstance(bottom(ProviderConfig(kind="gate")), Gate)  # no limits: the bare adapter
+        wrapped = bottom(ProviderConfig(kind="gate", rate_limit={}))
+    assert isinstance(wrapped, RateLimitedProvider) and wrapped.kind == "gate"
 
 
 async def test_n_counts_as_n_calls_only_where_the_backend_cannot_sample_n():
@@ -206,7 +221,7 @@ async def test_n_counts_as_n_calls_only_where_the_backend_cannot_sample_n():
 
 async def test_a_pool_spreads_requests_over_its_members_and_keeps_one_identity():
     from judgesdk.core.errors import InputError
-    from judgesdk.provider.layers.ratelimit import ProviderPool, build_limited
+    from judgesdk.provider.layers.ratelimit import ProviderPool
 
     members = [Gate() for _ in range(3)]
     pool = ProviderPool(members)
@@ -220,7 +235,8 @@ async def test_a_pool_spreads_requests_over_its_members_and_keeps_one_identity()
     assert (pool.kind, pool.model) == ("gate", "gate")
     with pytest.raises(InputError, match="share kind, model and endpoint"):
         ProviderPool([Gate(), ScriptedProvider(lambda r: "3")])
-    built = build_limited(lambda: ScriptedProvider(lambda r: "3"), RateLimitConfig(max_concurrency=40))
-    assert isinstance(built, RateLimitedProvider) and len(built.inner.members) == 3  # one per 16 in flight
-    assert isinstance(build_limited(Gate, RateLimitConfig(max_concurrency=8)).inner, Gate)
-    assert isinstance(build_limited(Gate, None), Gate)
+    with gate_kind():
+        built = bottom(ProviderConfig(kind="gate", rate_limit={"max_concurrency": 40}))
+        assert isinstance(built, RateLimitedProvider) and len(built.inner.members) == 3  # one per 16 in flight
+        assert isinstance(bottom(ProviderConfig(kind="gate", rate_limit={"max_concurrency": 8})).inner, Gate)
+        assert isinstance(bottom(ProviderConfig(kind="gate")), Gate)

@@ -14,14 +14,12 @@ import ast
 import importlib
 import json
 import math
-import warnings
 from pathlib import Path
 
 import pytest
 from _source import parse
 
 from judgesdk.cli.app import main
-from judgesdk.estimation.distributions import LabelDistribution
 from judgesdk.core.errors import InputError
 from judgesdk.judging.judge import Judge
 from judgesdk.meta.readers import load_predictions
@@ -241,7 +239,6 @@ READERS = {
     "judgesdk.cli.gate": {"read_rows", "latest"},  # gate label-slice over a results file
     "judgesdk.meta.bench": {"Ledger", "row_for", "cell_id"},  # bench: predictions written; read back by meta.readers
     "judgesdk.meta.readers": {"read_predictions"},  # meta-eval: predictions (results) files
-    "judgesdk.meta.calibration": {"read_rows", "latest", "join_key"},  # calibrate: results joined to human labels
     "judgesdk.forecast.job": {"read_rows", "latest"},  # forecast: what a resumed run has left to judge
 }
 

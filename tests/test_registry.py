@@ -21,7 +21,9 @@ import pytest
 from _hostile import SECRET, assert_one_line_error, run
 from judgesdk.provider import registry
 from judgesdk.cli.app import main
-from judgesdk.judging.judge_config import ProviderConfig, build_adapter, build_provider, load_config, model_name
+from judgesdk.judging.judge_config import load_config
+from judgesdk.provider.settings import ProviderConfig, model_name
+from judgesdk.provider.stack import bottom, build_adapter
 from judgesdk.provider.pricing import price_for
 from judgesdk.core.errors import ConfigError
 from judgesdk.provider.protocol import Capabilities
@@ -375,6 +377,6 @@ def test_an_unknown_kind_is_priced_like_a_hosted_api(monkeypatch):
 def test_the_local_kind_is_rate_limited_but_never_pooled(monkeypatch):
     from judgesdk.provider.layers.ratelimit import RateLimitedProvider
 
-    monkeypatch.setattr("judgesdk.judging.judge_config.build_adapter", lambda pc: "adapter")
-    local = build_provider(ProviderConfig(kind="llamacpp", rate_limit={"max_concurrency": 64, "clients": 4}))
+    monkeypatch.setattr("judgesdk.provider.stack.build_adapter", lambda pc: "adapter")
+    local = bottom(ProviderConfig(kind="llamacpp", rate_limit={"max_concurrency": 64, "clients": 4}))
     assert isinstance(local, RateLimitedProvider) and local.inner == "adapter"

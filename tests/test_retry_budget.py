@@ -1,5 +1,5 @@
 """The retry budget (``retry.max_total_s``) counts attempts and back-off, not time a request spent queued in
-the overload guard under the retry wrapper (``judgesdk.judging.judge_config.stack``: retry over guard over adapter)."""
+the overload guard under the retry wrapper (``judgesdk.provider.stack.assemble``: retry over guard over adapter)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ import pytest
 from test_breaker import virtual  # the event loop on virtual time
 
 from judgesdk.provider.layers.breaker import OverloadConfig, OverloadGuard
-from judgesdk.judging.judge_config import JudgeConfig, stack
+from judgesdk.judging.judge_config import JudgeConfig
+from judgesdk.provider.stack import assemble
 from judgesdk.core.errors import RetriesExhaustedError, TransientError
 from judgesdk.provider.protocol import Capabilities, Choice, GenerateRequest, GenerateResponse, Message, find_layer
 from judgesdk.provider.layers.retry import RetryingProvider, RetryPolicy, exclude_from_budget
@@ -94,7 +95,7 @@ async def test_time_waiting_for_an_open_circuit_does_not_use_the_retry_budget():
 
 def test_the_stack_puts_the_guard_under_the_retry_wrapper():
     """What makes the exclusion necessary: every attempt of a retry call passes the guard."""
-    provider = stack(Server({}), JudgeConfig(cache={"enabled": False}))  # type: ignore[arg-type]
+    provider = assemble(Server({}), JudgeConfig(cache={"enabled": False}).stack_plan())  # type: ignore[arg-type]
     retry = find_layer(provider, RetryingProvider)
     assert retry is not None and isinstance(retry.inner, OverloadGuard)
 

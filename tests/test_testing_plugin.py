@@ -66,7 +66,8 @@ CONFTEST = """
 import sys
 sys.path.insert(0, TESTS)
 import pytest
-from judgesdk.judging.judge_config import load_config, stack
+from judgesdk.judging.judge_config import load_config
+from judgesdk.provider.stack import assemble
 from judgesdk.judging.judge import Judge
 from judgesdk.providers.scripted import ScriptedProvider
 from test_gate import scripted_rule
@@ -75,7 +76,7 @@ from test_gate import scripted_rule
 def judge():
     # the real disk cache (stacked as the judge config does) over a scripted model, shared by both runs
     provider = ScriptedProvider(scripted_rule)
-    judge = Judge([stack(provider, load_config({"cache": {"directory": CACHE}}))])
+    judge = Judge([assemble(provider, load_config({"cache": {"directory": CACHE}}).stack_plan())])
     yield judge
     judge.close()
     with open(LOG, "a") as fh:

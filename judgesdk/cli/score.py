@@ -127,6 +127,7 @@ def run_score(args: argparse.Namespace) -> int:
     """Judge the items not yet final in ``-o`` for this question (see :mod:`judgesdk.records`)."""
     from judgesdk.judging.judge_config import load_config
     from judgesdk.judging.judge import Judge
+    from judgesdk.provider.stack import Extras
 
     items = read_items(args.input)
     criterion = _score_criteria(args)
@@ -147,7 +148,7 @@ def run_score(args: argparse.Namespace) -> int:
 
         judge = Jury.from_config(config, slice_items=[item for item, _ in items])
     else:
-        judge = Judge.from_config(config, wrap=beside.meter.wrap if beside is not None else None)
+        judge = Judge.from_config(config, extras=Extras(meter=beside.meter) if beside is not None else None)
     try:
         for reason in judge.check_providers():  # no usable provider at all: one error now, not one per item
             print(f"judgesdk: skipping {reason}", file=sys.stderr)

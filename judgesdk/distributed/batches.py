@@ -13,8 +13,9 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from judgesdk.judging.judge_config import JudgeConfig, build_provider, detect_chain, load_config
-from judgesdk.distributed.limiter import SharedLimitProvider
+from judgesdk.judging.judge_config import JudgeConfig, detect_chain, load_config
+from judgesdk.provider.stack import Extras, bottom
+from judgesdk.distributed.limiter import RayPermits
 from judgesdk.core.errors import ConfigError, JudgeSDKError
 from judgesdk.judging.judge import Judge
 from judgesdk.provider.protocol import Provider
@@ -98,9 +99,10 @@ class JudgeBatches:
                 f"this worker's configuration asks {self.ask.key}, the driver's {ask}: a JUDGESDK_* variable set "
                 "on this node changes answers (method, model...); set the same on every node"
             )
-        chain = list(adapters) if adapters else [_builder(p) for p in loaded.providers or detect_chain(os.environ)]
+        chain: list[Any] = list(adapters) if adapters else [_builder(p) for p in loaded.providers or detect_chain(os.environ)]
         shared = [*(limiters or ()), *[None] * (len(chain) - len(limiters or ()))]
-        self.judge = Judge.from_config(loaded, adapters=[_limited(build, limiter) for build, limiter in zip(chain, shared)])
+        extras = [Extras(shared_limit=None if limiter is None else RayPermits(limiter)) for limiter in shared]
+        self.judge = Judge.from_config(loaded, adapters=chain, extras=extras)
         self.judge.check_providers()
 
     def __call__(self, batch: Mapping[str, Any]) -> dict[str, list[str]]:
@@ -119,14 +121,4 @@ class JudgeBatches:
 def _builder(provider_config: Any) -> Callable[[], Provider]:
     """The configured adapter; its own RPM/TPM buckets are dropped when a shared limiter takes them over
     (:func:`judgesdk.distributed.engine.score_dataset` passes the stripped config)."""
-    return lambda: build_provider(provider_config)
-
-
-def _limited(build: Callable[[], Provider], limiter: Any) -> Callable[[], Provider]:
-    if limiter is None:
-        return build
-
-    def make() -> Provider:
-        return SharedLimitProvider(build(), limiter)
-
-    return make
+    return lambda: bottom(provider_config)

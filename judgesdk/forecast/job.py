@@ -35,7 +35,9 @@ from pathlib import Path
 from typing import Any
 
 from judgesdk.provider.layers.cache import CachedProvider, check_directory, open_cache
-from judgesdk.judging.judge_config import JudgeConfig, ProviderConfig, build_adapter, detect_chain
+from judgesdk.judging.judge_config import JudgeConfig, detect_chain
+from judgesdk.provider.settings import ProviderConfig
+from judgesdk.provider.stack import build_adapter
 from judgesdk.provider.pricing import CostModel, price_for
 from judgesdk.core.errors import ConfigError, ProviderError
 from judgesdk.forecast.planner import PlanningProvider
@@ -52,7 +54,8 @@ from judgesdk.forecast.bill import (
 )
 from judgesdk.forecast.tokens import CHARS_PER_TOKEN, Vocab, tokenizer_for
 from judgesdk.judging.judge import Judge
-from judgesdk.provider.protocol import GenerateRequest, GenerateResponse, Provider, Usage, WrapperProvider, find_layer, unwrap
+from judgesdk.provider.protocol import Provider, Usage, find_layer, unwrap
+from judgesdk.provider.layers.budget import UsageMeter
 from judgesdk.records import is_final, latest, read_rows
 from judgesdk.judging.judge_config import ask_for
 from judgesdk.provider.registry import pricing
@@ -216,30 +219,9 @@ def _notes(count: ProviderForecast, config: JudgeConfig) -> list[str]:
 # -- what a run spends, beside the estimate -----------------------------------------------------------
 
 
-class _Metered(WrapperProvider):
-    """The meter's layer over one adapter: adds up the usage of each answer that did not come from a cache."""
-
-    def __init__(self, inner: Provider, meter: SpendMeter) -> None:
-        super().__init__(inner)
-        self.meter = meter
-
-    async def generate(self, request: GenerateRequest) -> GenerateResponse:
-        response = await self.inner.generate(request)
-        if not response.cached:
-            key = (self.kind, self.model)
-            self.meter.usage[key] = self.meter.usage.get(key, Usage()) + response.usage.model_copy(update={"calls": 1})
-        return response
-
-
-class SpendMeter:
-    """Counts what a run's calls spend, per provider: ``Judge.from_config(config, wrap=meter.wrap)`` puts it
-    under the cache and retry, where only real calls pass (each successful attempt once)."""
-
-    def __init__(self) -> None:
-        self.usage: dict[tuple[str, str], Usage] = {}
-
-    def wrap(self, adapter: Provider) -> Provider:
-        return _Metered(adapter, self)
+class SpendMeter(UsageMeter):
+    """Counts what a run's calls spend, per provider: ``Judge.from_config(config, extras=Extras(meter=meter))``
+    puts it under the cache and retry, where only real calls pass (each successful attempt once)."""
 
     def spent(self, judge: Judge, prices: CostModel | None = None) -> list[ProviderSpend]:
         """Per provider the judge used: its calls and usage, its cache's hits, its local model's evaluated tokens.

@@ -19,14 +19,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from pathlib import Path
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel
 from scipy import stats
 
 from judgesdk.core.errors import InputError
-from judgesdk.records.labels import HumanLabels, read_labels
+from judgesdk.records.labels import HumanLabels
 
 __all__ = ["LabelPlan", "Slice", "draw_slice", "join_slice", "plan_labels"]
 

@@ -19,11 +19,11 @@ from judgesdk.core.faces import lazy
 
 if TYPE_CHECKING:
     from judgesdk.judging.judge import Judge
-    from judgesdk.judging.judge_config import JudgeConfig, ProviderConfig, ask_for, load_config
+    from judgesdk.judging.judge_config import JudgeConfig, ask_for, load_config
 
-__all__ = ["Judge", "JudgeConfig", "ProviderConfig", "ask_for", "load_config"]
+__all__ = ["Judge", "JudgeConfig", "ask_for", "load_config"]
 __getattr__, __dir__ = lazy(
     __name__,
-    {"Judge": "judgesdk.judging.judge", **dict.fromkeys(("JudgeConfig", "ProviderConfig", "ask_for", "load_config"), "judgesdk.judging.judge_config")},
+    {"Judge": "judgesdk.judging.judge", **dict.fromkeys(("JudgeConfig", "ask_for", "load_config"), "judgesdk.judging.judge_config")},
     globals(),
 )

@@ -15,7 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from judgesdk.judging.judge_config import JudgeConfig, JuryConfig, ProviderConfig, build_provider, detect_chain, jury_member_config, load_config
+from judgesdk.judging.judge_config import JudgeConfig, JuryConfig, detect_chain, jury_member_config, load_config
+from judgesdk.provider.settings import ProviderConfig
+from judgesdk.provider.stack import Extras, borrowed, bottom
 from judgesdk.core.errors import ConfigError, InputError, JudgeSDKError
 from judgesdk.records.labels import read_labels  # the gate's labels file: one {"id", "label"} per line
 from judgesdk.judging.judge import Judge, ProviderSource
@@ -31,7 +33,7 @@ from judgesdk.jury.consensus import (
     majority_scale,
     verdict,
 )
-from judgesdk.provider.protocol import Provider, WrapperProvider, unwrap
+from judgesdk.provider.protocol import Provider, unwrap
 from judgesdk.records import Ask
 from judgesdk.judging.judge_config import ask_for
 from judgesdk.core.types import Criterion, CriterionSpec, JudgeItem, JudgeResult, as_criteria
@@ -89,13 +91,13 @@ class Jury:
         source: str | Path | Mapping[str, Any] | JudgeConfig | None = None,
         *,
         adapters: Mapping[str, ProviderSource | Sequence[ProviderSource]] | None = None,
-        wrap: Callable[[Provider], Provider] | None = None,
+        extras: Extras | None = None,
         slice_items: Sequence[JudgeItem] = (),
     ) -> "Jury":
         """A jury from a config with a ``[jury]`` section; one :meth:`Judge.from_config` per judge.
 
         ``adapters`` replaces the provider chain of the judges it names (e.g. scripted providers in tests);
-        ``wrap`` goes around every adapter; ``slice_items`` are the items the ``weights_from`` labels may name
+        ``extras`` are what the run adds to every judge's stack (:class:`judgesdk.provider.stack.Extras`, e.g. a budget); ``slice_items`` are the items the ``weights_from`` labels may name
         (default: the items of the first :meth:`ascore_many` call).
         """
         config = load_config(source)
@@ -116,7 +118,7 @@ class Jury:
                 chain: list[ProviderSource] = [pool.source(pc) for pc in member.providers or detect_chain(os.environ)]
             else:
                 chain = list(given) if isinstance(given, Sequence) else [given]
-            members[judge.name] = Judge.from_config(member, adapters=chain, wrap=wrap)
+            members[judge.name] = Judge.from_config(member, adapters=chain, extras=extras)
         return cls(config, members, pool, slice_items)
 
     def ask(self, criterion: CriterionSpec) -> Ask:
@@ -321,13 +323,6 @@ async def _all(coroutines: Iterable[Any]) -> list[Any]:
         raise
 
 
-class _Borrowed(WrapperProvider):
-    """A shared adapter as one judge sees it: closing the judge leaves it open (the jury closes it once)."""
-
-    async def aclose(self) -> None:
-        return None
-
-
 class _AdapterPool:
     """One adapter per distinct provider config, built on first use and shared by the judges that name it."""
 
@@ -341,8 +336,8 @@ class _AdapterPool:
         def build() -> Provider:
             with self._lock:
                 if key not in self._built:
-                    self._built[key] = build_provider(config)
-                return _Borrowed(self._built[key])
+                    self._built[key] = bottom(config)
+                return borrowed(self._built[key])
 
         return build
 

@@ -13,9 +13,7 @@ found here, with a :class:`DeprecationWarning` (this module sits below both).
 
 from __future__ import annotations
 
-import importlib
 import os
-import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 

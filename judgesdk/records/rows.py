@@ -3,15 +3,14 @@ and the tolerant reader that takes the latest row per key (see :mod:`judgesdk.re
 
 from __future__ import annotations
 
-import hashlib
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from judgesdk.core.errors import InputError
-from judgesdk.core.types import Criterion, JudgeResult
+from judgesdk.core.types import JudgeResult
 
 FINAL_VERDICTS = frozenset({"unparsed"})  # statuses without a score that a re-run cannot change
 
