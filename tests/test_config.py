@@ -83,7 +83,7 @@ def test_method_options_reach_the_scorers(monkeypatch, tmp_path):
 
 
 def test_cli_options_parse_json_or_text():
-    from judgesdk.cli.app import parse_options
+    from judgesdk.cli.flags import parse_options
     from judgesdk.core.errors import InputError
 
     assert parse_options(["rungs=3", "normalization=ratio", "labels=[\"A\",\"B\"]"]) == {

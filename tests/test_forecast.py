@@ -260,7 +260,8 @@ def test_score_estimate_saves_beside_the_results_and_skips_what_is_done(tmp_path
     first = json.loads(capsys.readouterr().out)
     assert json.loads((tmp_path / "out.jsonl.estimate.json").read_text()) == first and not out.exists()
     from judgesdk.judging.judge_config import ask_for
-    from judgesdk.cli.app import _score_criteria, build_parser
+    from judgesdk.cli.app import build_parser
+    from judgesdk.cli.score import _score_criteria
 
     args = build_parser().parse_args(["score", str(path), *HOSTED])
     ask = ask_for(load_config({"providers": [{"kind": "openai", "base_url": "http://127.0.0.1:9/v1"}]}), _score_criteria(args))

@@ -27,7 +27,7 @@ from pydantic import ValidationError
 from _hostile import CLEARED_ENV, REFUSING, SECRET, assert_one_line_error, run
 from batch_server import BatchServer
 from judgesdk.provider import registry
-from judgesdk.cli.app import _text_or_file
+from judgesdk.cli.compare import _text_or_file
 from judgesdk.judging.judge_config import load_config
 from judgesdk.provider.settings import ProviderConfig
 from judgesdk.provider.stack import build_adapter

@@ -226,20 +226,35 @@ ALLOWED = {
     "judgesdk.records.inputs": "the owner (read_objects, the strict JSONL reader of items, predictions and labels)",
     "judgesdk.meta.datasets": "human-annotation datasets (HumanRecord lines of ../shared/data), not a judge's results",
     "judgesdk.fused.model": "one JSON document: a fitted fused judge's weights",
-    "judgesdk.cli.score": "the JSON value of a `--option key=value` on the command line",
+    "judgesdk.cli.flags": "the JSON value of a `--option key=value` on the command line",
     "judgesdk.scorers.common": "a scorer's own record cache (export_jsonl / import_jsonl of its record type)",
     "judgesdk.providers.openai_batch": "the OpenAI Batch API's output file (the provider's responses), read by its adapter",
     "judgesdk.distributed.batches": "one input line's passthrough fields, carried through a Ray batch as JSON text",
 }
 
-# The commands that read a results file, and what each must take from judgesdk.records to do it.
+# The commands that read a results file, and what each must take from judgesdk.records to do it: the one typed
+# reader (read_results, a file or a Ray results folder), or the ledger a run appends to.
 READERS = {
-    "judgesdk.cli.score": {"Ledger", "row_for"},  # score: resumes from, and appends to, its -o file
-    "judgesdk.gate.run": {"Ledger", "read_rows", "latest", "row_for"},  # gate: results read as is, or judged into
-    "judgesdk.cli.gate": {"read_rows", "latest"},  # gate label-slice over a results file
-    "judgesdk.meta.bench": {"Ledger", "row_for", "cell_id"},  # bench: predictions written; read back by meta.readers
+    "judgesdk.cli.score": {"Ledger"},  # score: resumes from, and appends to, its -o file
+    "judgesdk.gate.run": {"Ledger", "read_results", "to_result"},  # gate: results read as is, or judged into
+    "judgesdk.cli.gate": {"read_results"},  # gate label-slice over a results file
+    "judgesdk.cli.card": {"Ledger", "read_results"},  # card: judges into -o, or reads --results
+    "judgesdk.meta.card": {"read_results"},  # the card's figures from a results file
+    "judgesdk.meta.diff": {"read_results"},  # diff: two results files
+    "judgesdk.meta.bench": {"Ledger", "cell_id"},  # bench: predictions written; read back by meta.readers
     "judgesdk.meta.readers": {"read_predictions"},  # meta-eval: predictions (results) files
-    "judgesdk.forecast.job": {"read_rows", "latest"},  # forecast: what a resumed run has left to judge
+    "judgesdk.forecast.job": {"read_results"},  # forecast: what a resumed run has left to judge
+}
+
+# Every command that judges items into results does it through the one runner (judgesdk.judging.runner): the same
+# resume, the same row, the same budget stop and Ctrl-C.
+RUNNER_USERS = {
+    "judgesdk.cli.flags": {"run"},  # score and card, behind a progress bar (judge_rows)
+    "judgesdk.cli.score": {"Task", "pending"},
+    "judgesdk.cli.card": {"Task", "pending"},
+    "judgesdk.gate.run": {"Task", "pending", "run"},
+    "judgesdk.meta.bench": {"Task", "pending", "run"},
+    "judgesdk.distributed.batches": {"Task", "run"},
 }
 
 
@@ -295,6 +310,22 @@ def test_every_command_reading_results_takes_its_rows_from_records():
         if missing:
             problems.append(f"{name} reads results without {sorted(missing)} from judgesdk.records")
     assert not problems, problems
+
+
+def test_every_command_that_judges_into_results_runs_the_one_runner():
+    sources = package_sources()
+    problems = []
+    for name, needed in RUNNER_USERS.items():
+        imported = imports_from(sources[name].read_text(encoding="utf-8")).get("judgesdk.judging.runner", set())
+        if needed - imported:
+            problems.append(f"{name} judges into results without {sorted(needed - imported)} from judgesdk.judging.runner")
+    # nobody else writes result rows as they come: row_for is the runner's (and the offline/pairwise writers')
+    writers = {
+        name for name, path in sources.items()
+        if "row_for" in imports_from(path.read_text(encoding="utf-8")).get("judgesdk.records", set())
+    }  # fmt: skip
+    allowed = {"judgesdk.judging.runner", "judgesdk.cli.card", "judgesdk.serve.app"}  # the runner; card's pairwise rows; served decisions
+    assert not problems and writers <= allowed, (problems, sorted(writers - allowed))
 
 
 def test_a_line_separator_inside_a_json_string_stays_in_its_line(tmp_path):

@@ -20,11 +20,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from judgesdk.core.exits import ExitCode
 from judgesdk.core.errors import InputError, MissingDependencyError
 
 __all__ = ["register", "run_calibrate", "run_gate", "run_label_slice"]
 
-EXIT_USAGE = 3
 
 
 def register(subparsers: Any) -> None:
@@ -79,11 +79,11 @@ def run_label_slice(args: argparse.Namespace) -> int:
     from judgesdk.gate.render import check_output, write_output
     from judgesdk.gate.slice import draw_slice, join_slice, plan_labels
     from judgesdk.records.labels import read_labels
-    from judgesdk.records import latest, read_rows
+    from judgesdk.records import latest, read_results
 
     if args.output is not None:
         check_output(args.output, "-o", "slice-labels.jsonl")
-    rows, _ = read_rows(args.results)
+    rows = read_results(args.results).raw
     if args.n is not None:
         ids = draw_slice((str(r["id"]) for r in rows), args.n, args.seed)
         text = "".join(json.dumps({"id": i, "label": None}) + "\n" for i in ids)
@@ -157,7 +157,7 @@ def run_gate(args: argparse.Namespace) -> int:
         verdict = evaluate_gates(config, results=args.results, baseline=args.baseline)
     except MissingDependencyError as exc:
         print(f"judgesdk: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return ExitCode.USAGE
     write_reports(verdict, junit=args.junit, markdown=args.markdown)
     print(render_json(verdict) if args.json else render_text(verdict))
     return verdict.exit_code

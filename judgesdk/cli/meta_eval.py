@@ -25,6 +25,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from judgesdk.core.exits import ExitCode
 from judgesdk.core.errors import InputError
 from judgesdk.stats.groups import METHODS
 from judgesdk.meta.correlation import CONVENTIONS, LEVEL_DEFINITIONS, LEVELS
@@ -38,7 +39,6 @@ from judgesdk.meta.judge_report import JudgeReport, MissingDependencyError, requ
 
 __all__ = ["register", "run_meta_eval"]
 
-EXIT_OK, EXIT_USAGE = 0, 3
 
 
 def register(subparsers: Any) -> None:
@@ -159,8 +159,8 @@ def run_meta_eval(args: argparse.Namespace) -> int:
             print(f"report written: {', '.join(str(f) for f in files)}", file=sys.stderr)
     except (InputError, MissingDependencyError) as exc:
         print(f"judgesdk meta-eval: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    return EXIT_OK
+        return ExitCode.USAGE
+    return ExitCode.OK
 
 
 def _as_report(result: MetaEvalResult) -> JudgeReport:

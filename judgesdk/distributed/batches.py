@@ -19,7 +19,8 @@ from judgesdk.distributed.limiter import RayPermits
 from judgesdk.core.errors import ConfigError, JudgeSDKError
 from judgesdk.judging.judge import Judge
 from judgesdk.provider.protocol import Provider
-from judgesdk.records import Ask, encode_row, item_ids, row_for
+from judgesdk.judging.runner import Task, run
+from judgesdk.records import Ask, encode_row, item_ids
 from judgesdk.judging.judge_config import ask_for
 from judgesdk.core.types import Criterion, JudgeItem
 
@@ -110,12 +111,10 @@ class JudgeBatches:
             raise self.broken
         count = len(batch["id"])
         items = [JudgeItem(**{name: _text(_plain(batch[name][n])) for name in (*TEXTS, "id")}) for n in range(count)]
-        results = self.judge.score_many(items, criterion=self.criteria)
-        rows = [
-            row_for(result, str(item.id), self.ask, json.loads(_plain(batch["extra"][n])))
-            for n, (item, result) in enumerate(zip(items, results))
-        ]
-        return {"id": [str(item.id) for item in items], "row": [encode_row(row).decode("utf-8").rstrip("\n") for row in rows]}
+        extras = [json.loads(_plain(batch["extra"][n])) for n in range(count)]
+        outcome = run(self.judge, [Task(self.criteria, list(zip(items, extras)), self.ask)], None)  # the one runner
+        rows = outcome.rows  # one per item (a failure is its item's error row), in finishing order
+        return {"id": [str(row["id"]) for row in rows], "row": [encode_row(row).decode("utf-8").rstrip("\n") for row in rows]}
 
 
 def _builder(provider_config: Any) -> Callable[[], Provider]:

@@ -56,7 +56,7 @@ from judgesdk.forecast.tokens import CHARS_PER_TOKEN, Vocab, tokenizer_for
 from judgesdk.judging.judge import Judge
 from judgesdk.provider.protocol import Provider, Usage, find_layer, unwrap
 from judgesdk.provider.layers.budget import UsageMeter
-from judgesdk.records import is_final, latest, read_rows
+from judgesdk.records import is_final, read_results
 from judgesdk.judging.judge_config import ask_for
 from judgesdk.provider.registry import pricing
 from judgesdk.core.types import Criterion, JudgeItem
@@ -87,8 +87,7 @@ def todo_items(items: Sequence[tuple[JudgeItem, Mapping[str, Any]]], results: Pa
     """The items a run into ``results`` would judge: those without a final row for ``ask`` there (read, never locked)."""
     if results is None or not results.is_file():
         return [item for item, _ in items]
-    rows, _ = read_rows(results)
-    done = {key for key, row in latest(rows, ask).items() if is_final(row)}
+    done = {key for key, row in read_results(results).latest(ask).items() if is_final(row.model_dump())}
     return [item for item, _ in items if (item.id or "") not in done]
 
 

@@ -15,14 +15,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from judgesdk.core.faces import lazy
+from judgesdk.core.faces import lazy as _lazy
 
 if TYPE_CHECKING:
     from judgesdk.judging.judge import Judge
     from judgesdk.judging.judge_config import JudgeConfig, ask_for, load_config
 
 __all__ = ["Judge", "JudgeConfig", "ask_for", "load_config"]
-__getattr__, __dir__ = lazy(
+__getattr__, __dir__ = _lazy(
     __name__,
     {"Judge": "judgesdk.judging.judge", **dict.fromkeys(("JudgeConfig", "ask_for", "load_config"), "judgesdk.judging.judge_config")},
     globals(),

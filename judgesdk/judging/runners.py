@@ -31,8 +31,9 @@ from judgesdk.provider.layers.cache import open_cache
 from judgesdk.judging.judge_config import JudgeConfig, detect_chain, load_config
 from judgesdk.provider.settings import model_name
 from judgesdk.provider.stack import build_adapter
-from judgesdk.core.errors import BudgetExceededError, ConfigError, ProviderError
+from judgesdk.core.errors import ConfigError, ProviderError
 from judgesdk.judging.judge import Judge, ProviderSource
+from judgesdk.judging.runner import Task, judge_tasks
 from judgesdk.provider.stack import Extras
 from judgesdk.provider.protocol import GenerateRequest, Provider
 from judgesdk.core.types import Criterion, JudgeItem, JudgeResult
@@ -65,20 +66,14 @@ Job = tuple[Criterion, Sequence[JudgeItem]]
 async def ascore_within_budget(
     judge: Judge, jobs: Sequence[Job], on_result: Callable[[Criterion, int, JudgeResult], None]
 ) -> str | None:
-    """Judge each (criterion, items) job in turn; on a budget stop, let calls in flight finish.
+    """Judge each (criterion, items) job in turn; on a budget stop, let calls in flight finish
+    (:func:`judgesdk.judging.runner.judge_tasks`, which every command's run goes through).
 
     Returns None when every job ran, else the reason the budget stopped the run. Results reach
     ``on_result`` as they finish, including those of calls in flight when the cap was reached.
     """
-    for criterion, items in jobs:
-        before = asyncio.all_tasks()
-        try:
-            await judge.ascore_many(items, criterion=criterion, on_result=lambda i, r, c=criterion: on_result(c, i, r))
-        except BudgetExceededError as exc:
-            # score_many's gather raised on the first stop; its other items are still running: wait for them
-            await asyncio.gather(*(asyncio.all_tasks() - before - {asyncio.current_task()}), return_exceptions=True)
-            return str(exc)
-    return None
+    tasks = [Task(criterion, [(JudgeItem.model_validate(item) if not isinstance(item, JudgeItem) else item, {}) for item in items]) for criterion, items in jobs]
+    return await judge_tasks(judge, tasks, lambda n, i, r: on_result(jobs[n][0], i, r))  # type: ignore[arg-type]
 
 
 def score_within_budget(

@@ -9,9 +9,9 @@ import json
 import math
 import os
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -37,6 +37,8 @@ from judgesdk.provider.protocol import Provider, unwrap
 from judgesdk.records import Ask
 from judgesdk.judging.judge_config import ask_for
 from judgesdk.core.types import Criterion, CriterionSpec, JudgeItem, JudgeResult, as_criteria
+
+T = TypeVar("T")
 
 
 # -- the question a jury answers --------------------------------------------------------------------------------
@@ -227,6 +229,10 @@ class Jury:
 
     def score_many(self, items: Iterable[JudgeItem | Mapping[str, Any]], **kwargs: Any) -> list[JudgeResult]:
         return self._host.run(self.ascore_many(items, **kwargs))
+
+    def run(self, coro: Awaitable[T]) -> T:
+        """Run a coroutine on the loop every judge of the jury lives on (:meth:`Judge.run`), from synchronous code."""
+        return self._host.run(coro)
 
     def fit_weights(self, items: Sequence[JudgeItem], criterion: CriterionSpec = "overall quality") -> Weights:
         return self._host.run(self.afit_weights(items, criterion))

@@ -53,11 +53,14 @@ from judgesdk.records.rows import (
     row_for,
     row_id,
 )
+from judgesdk.records.results import RESULTS_FORMAT, Results, read_results, to_result
 from judgesdk.records.schema import JOIN_FIELDS, ResultRow, RowDistribution, cell_id, finite_or_none, join_key, parse_row
 
 __all__ = [
     "FINAL_VERDICTS",
     "JOIN_FIELDS",
+    "RESULTS_FORMAT",
+    "Results",
     "Ask",
     "Ledger",
     "ResultRow",
@@ -78,9 +81,11 @@ __all__ = [
     "read_items",
     "read_objects",
     "read_predictions",
+    "read_results",
     "read_rows",
     "read_utf8",
     "result_line",
     "row_for",
     "row_id",
+    "to_result",
 ]
