@@ -213,17 +213,52 @@ def test_the_replay_restores_a_saved_source_after_an_unconditional_pass():
         assert replay.evaluated == (len(source) - 1) + 3 * 40 + 3 * (len(bare) - 1 + 40) + realigned, n_swa
 
 
-def test_label_paths_and_the_mirrored_constants_match_the_local_provider():
-    prefix = pytest.importorskip("judgesdk.providers.llamacpp_prefix")
-    labels = pytest.importorskip("judgesdk.providers.llamacpp_labels")
-    llamacpp = pytest.importorskip("judgesdk.providers.llamacpp")
-    assert KVReplay.RESTORE_MIN_GAIN == prefix.PrefixCache.RESTORE_MIN_GAIN
-    assert KVReplay.SAVE_MIN_DISCARD == prefix.PrefixCache.SAVE_MIN_DISCARD
-    assert KVReplay.CELL_ALIGN == prefix.CELL_ALIGN
-    assert KVReplay.ROW_GROUP == prefix.ROW_GROUP
-    assert KVReplay.PARALLEL_MAX_SUFFIX == llamacpp.LlamaCppProvider.PARALLEL_MAX_SUFFIX
+RULES = ("RESTORE_MIN_GAIN", "SAVE_MIN_DISCARD", "CELL_ALIGN", "ROW_GROUP", "PARALLEL_MAX_SUFFIX", "MIN_BATCH", "PAD_TOKEN")
+
+
+def test_the_replay_and_the_local_provider_read_one_set_of_prefix_rules():
+    """Neither the estimate's replay nor the provider's modules define a rule of their own (a number assigned to one
+    of the rules' names, or their own label-path function): both read providers/llamacpp_rules.py, so a change to
+    prefix reuse moves the estimate with it. Read from source: no llama-cpp-python needed."""
+    import ast
+
+    from judgesdk.providers import llamacpp_rules as rules
+
+    repo = Path(__file__).resolve().parents[1]
+    readers = [repo / "judgesdk" / "forecast" / "kv_replay.py", *sorted((repo / "providers").glob("llamacpp*.py"))]
+    own = []
+    for path in readers:
+        if path.name == "llamacpp_rules.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+            for target in targets:
+                if isinstance(target, ast.Name) and target.id in RULES and isinstance(getattr(node, "value", None), ast.Constant):
+                    own.append(f"{path.name}:{node.lineno}: {target.id} = {node.value.value}")  # type: ignore[union-attr]
+            if isinstance(node, ast.FunctionDef) and node.name in ("label_paths", "maximal_paths", "common", "shared"):
+                own.append(f"{path.name}:{node.lineno}: its own {node.name}()")
+    assert not own, own
+    assert [getattr(KVReplay, name) for name in RULES if hasattr(KVReplay, name)] == [getattr(rules, name) for name in RULES if hasattr(KVReplay, name)]
     encoded = {" 1": [5, 11], "1": [11], " 2": [5, 12], "2": [12], "one": [7, 8, 9]}
-    assert label_paths(encoded) == labels.label_paths(encoded)
+    assert label_paths(encoded) == rules.label_paths(encoded) == [(5,), (7, 8)]
+
+
+def test_the_shared_rules_import_without_llama_cpp_or_numpy():
+    import subprocess
+    import sys
+
+    code = "import sys; sys.modules['llama_cpp'] = None; sys.modules['numpy'] = None\nimport judgesdk.providers.llamacpp_rules"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+
+
+def test_the_local_provider_keeps_the_rules_it_reads():
+    prefix = pytest.importorskip("judgesdk.providers.llamacpp_prefix")
+    llamacpp = pytest.importorskip("judgesdk.providers.llamacpp")
+    from judgesdk.providers import llamacpp_rules as rules
+
+    assert (prefix.PrefixCache.RESTORE_MIN_GAIN, prefix.PrefixCache.SAVE_MIN_DISCARD) == (rules.RESTORE_MIN_GAIN, rules.SAVE_MIN_DISCARD)
+    assert (prefix.CELL_ALIGN, prefix.ROW_GROUP, llamacpp.LlamaCppProvider.PARALLEL_MAX_SUFFIX) == (rules.CELL_ALIGN, rules.ROW_GROUP, rules.PARALLEL_MAX_SUFFIX)
 
 
 # -- the command line ---------------------------------------------------------------------------------
