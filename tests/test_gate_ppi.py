@@ -471,11 +471,14 @@ def test_ppi_gate_bounds_its_interval_by_the_criterion_scale_and_keeps_ppi_pytho
     reference = ppi_mean(y, f, fu, method="ppi++").corrected
     assert (plain.details["low"], plain.details["high"]) == pytest.approx((reference.low, reference.high), abs=1e-12)
     assert default.details["low"] == pytest.approx(ppi_mean(y, f, fu, bounds=(1, 5)).corrected.low, abs=1e-12)
-    first = next(iter(labels))  # a label off the 1-5 scale: the interval is not bounded by it, and says so
+    first = next(iter(labels))  # a label off the 1-5 scale: refused (test_gate_label_scale.py), unless the scale is open
     text = (tmp_path / "labels.jsonl").read_text().replace(f'"label": {labels[first]}', '"label": 7.0', 1)
     (tmp_path / "labels.jsonl").write_text(text)
-    off = _gate(evaluate_gates(load_gate_config(_gate_file(tmp_path, gate))), "ppi_ci_lower")
-    assert "1 label(s) outside the criterion's scale 1-5" in off.message and "logit" not in off.message
+    with pytest.raises(InputError, match="outside the scale 1-5 of criterion 'quality'"):
+        evaluate_gates(load_gate_config(_gate_file(tmp_path, gate)))
+    opened = _gate_file(tmp_path, gate, labels='labels = "labels.jsonl"\nopen_scale = true\n')
+    off = _gate(evaluate_gates(load_gate_config(opened)), "ppi_ci_lower")
+    assert "1 label(s) outside the criterion's scale 1-5" in off.message and "within [1, 5]" not in off.message
 
 
 def test_ppi_regression_catches_a_human_drop_the_judge_misses_and_passes_without_one(tmp_path):

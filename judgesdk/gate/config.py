@@ -40,6 +40,9 @@ class CriterionSpec(BaseModel):
     calibration: Path | None = None  # a calibration JSON: scores and thresholds on the human scale
     labels: Path | None = None  # human labels of a random slice of the run (JSONL: id, label), for the corrected gates
     baseline_labels: Path | None = None  # human labels of a random slice of the baseline run, for ppi_regression
+    # true: human labels may lie outside ``scale`` (continuous or rescaled human scores); the corrected gates then
+    # take them and their intervals are not bounded by the scale. false (default): such a label is an input error.
+    open_scale: bool = False
 
     def criterion(self) -> Criterion:
         if self.preset:
