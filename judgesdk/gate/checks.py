@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
-from scipy import stats
 from pydantic import BaseModel
 
 from judgesdk.calibration import Calibration
@@ -40,7 +39,9 @@ from judgesdk.gate.config import (
     ReviewGate,
 )
 from judgesdk.gate.run import CriterionRun, GateRun, collect
-from judgesdk.gate.ppi import Interval, PassRateRefusal, PPIMean, PPIMethod, ppi_mean, proportion_interval, rogan_gladen
+from judgesdk.gate.ppi import (
+    Interval, PassRateRefusal, PPIMean, PPIMethod, ppi_difference, ppi_drop_p, ppi_mean, proportion_interval, rogan_gladen,
+)  # fmt: skip
 from judgesdk.gate.slice import HumanLabels, Slice, join_slice, read_labels
 from judgesdk.gate.stats import bootstrap_mean_ci, sign_flip_p
 from judgesdk.gate.verdict import GateKind, GateResult, Outcome, Verdict
@@ -337,17 +338,12 @@ def _check_ppi_regression(gate: PPIRegressionGate, run: CriterionRun, labels: _L
     old, old_note = _ppi(base_joined, base_run, gate.method, 1 - gate.alpha)
     change = new.corrected.estimate - old.corrected.estimate
     se = math.hypot(new.se, old.se)
-    dof = min(new.n_labelled, old.n_labelled) - 1
-    dist = stats.t(dof) if gate.method == "cross-fit" else stats.norm()
-    if se > 0:
-        p = float(dist.cdf((change + gate.max_drop) / se))
-    else:  # every label of both slices equal and no judge weight: the difference is what it is
-        p = 0.0 if change + gate.max_drop < 0 else 1.0
+    p = ppi_drop_p(new, old, gate.max_drop)  # MOVER: each run's own interval carried into the difference
     significant = p < gate.alpha
-    half = float(dist.ppf(1 - gate.alpha / 2)) * se
+    diff = ppi_difference(new, old, 1 - gate.alpha)
     message = (
         f"corrected mean human score {new.corrected.estimate:.3f} vs baseline {old.corrected.estimate:.3f} ({change:+.3f}, "
-        f"{1 - gate.alpha:.0%} CI [{change - half:+.3f}, {change + half:+.3f}]; each run's own slice of {new.n_labelled} and "
+        f"{1 - gate.alpha:.0%} CI [{diff.low:+.3f}, {diff.high:+.3f}]; each run's own slice of {new.n_labelled} and "
         f"{old.n_labelled} labels, PPI++ {gate.method}); a drop beyond {gate.max_drop:g} is "
         f"{'significant' if significant else 'not significant'} (p = {p:.4f} {'<' if significant else '>='} alpha {gate.alpha:g}, "
         f"one-sided){_scale_note(run)}{new_note}{old_note and ' (baseline)' + old_note}"

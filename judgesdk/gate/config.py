@@ -104,8 +104,9 @@ class PPICILowerGate(_Gate):
     """Quality: the lower bound of the PPI++ corrected CI of the mean human score is at least ``min``.
 
     Needs ``labels`` on the criterion: human labels of a random slice of this run (judgesdk.gate.ppi).
-    ``method``: ``cross-fit`` (default; cross-fitted lambda, t quantile, bounded by the criterion's scale)
-    or ``ppi++`` (ppi-python's normal interval, which under-covers on labels piled at one end of the scale).
+    ``method``: ``cross-fit`` (default; cross-fitted lambda, jackknife variance, t quantile with Hall's
+    skewness correction, bounded by the criterion's scale) or ``ppi++`` (ppi-python's normal interval, which
+    under-covers on labels piled at one end of the scale).
     """
 
     kind: Literal["ppi_ci_lower"]
