@@ -40,19 +40,22 @@ textbook remedy with no parameter to fit; ``method="ppi++"`` keeps ppi-python's 
   transformation** removes the skewness term of the t statistic's Edgeworth expansion: with ``a`` the
   estimate's skewness (the third moment of the pseudo-values, ``m3(P) / n^2 / se^3``), ``g(T) = T + a T^2/3
   + a^2 T^3/27 + a/6`` is close to t-distributed, and the interval is ``theta - se * g^-1(+-q)``: it reaches
-  further toward the tail. Given the label scale's bounds ``[lo, hi]`` it is clipped to them.
+  further toward the tail (``a`` held where g stays regular: :func:`_hall`). Given the label scale's bounds
+  ``[lo, hi]`` it is clipped to them.
   *Labels that take only the two ends of the scale* (pass/fail indicators: ``corrected_pass_rate``) get the
   interval on ``logit((theta - lo) / (hi - lo))`` instead (delta-method standard error, mapped back): a
   proportion's skewness is set by its mean, which the logit follows, while its sample skewness would rest on
-  the few items where judge and human disagree (measured: 0.91-0.94 coverage with Hall, 0.96-0.99 with the
+  the few items where judge and human disagree (measured: 0.91-0.98 coverage with Hall, 0.96-0.99 with the
   logit, n = 30). Without bounds, Hall's interval as it is.
 
 The human-only interval beside it is the same construction with lam = 0 (pseudo-values = the labels), so
 their widths compare like with like. Under f -> a * f + c (a > 0) every lam scales by 1/a and every
-interval is unchanged, **except where the clip of lam to [0, 1] binds** (a judge on a compressed scale that
-asks for lam > 1, or one with no positive covariance): there the clipped lams are another estimator, and
-the interval moves with the judge's scale. Coverage on real labels and simulated judges (SummEval, HANNA;
-n = 10-100) is in benchmarks/README.md.
+interval is unchanged, **except where the clip of lam to [0, 1] binds** (a slice that asks for lam > 1: a
+judge on a compressed scale, or a good judge on the labels' own scale whose slice of labels spreads wider
+than the run's, as 11 % of the benchmark's did; or one with no positive covariance): there the clipped lams
+are another estimator, and the interval moves with the judge's scale. Coverage on SummEval's labels with
+simulated judges of every quality, bias and scale (n = 10-100), and ``ppi_regression``'s false fails: in
+benchmarks/README.md (``benchmarks/ppi_coverage_grid.py``).
 
 **Rogan–Gladen pass rate** (Rogan & Gladen 1978). The judge "passes" an item when its score is at or
 above a threshold; on the slice its sensitivity ``Se`` (share of human passes it passes) and specificity
