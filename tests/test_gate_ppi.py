@@ -82,10 +82,12 @@ def test_ppi_mean_matches_ppi_python_to_1e_6():
                 fixed = ppi_mean(yl, fl, fu, confidence=confidence, lam=lam, method="ppi++")
                 low, high = (float(np.squeeze(v)) for v in ppi_py.ppi_mean_ci(yl, fl, fu, alpha=alpha, lam=lam))
                 worst = max(worst, abs(fixed.corrected.low - low), abs(fixed.corrected.high - high))
-                # the default (cross-fit) interval at a fixed lam: ppi-python's estimate and standard error
+                # the default (cross-fit) interval at a fixed lam: ppi-python's estimate, and its standard error
+                # with the labelled variance taken with ddof 1 (the jackknife of a mean at a fixed lam)
                 crossed = ppi_mean(yl, fl, fu, confidence=confidence, lam=lam)
                 z = (high - low) / 2 / float(stats.norm.ppf(1 - alpha / 2))
-                worst = max(worst, abs(crossed.corrected.estimate - (low + high) / 2), abs(crossed.se - z))
+                jackknife = np.sqrt(z**2 + np.var(yl - lam * fl) / (n * (n - 1)))
+                worst = max(worst, abs(crossed.corrected.estimate - (low + high) / 2), abs(crossed.se - jackknife))
     assert worst < 1e-6
 
 
@@ -106,21 +108,62 @@ def test_cross_fitted_lambdas_are_ppi_lambda_on_the_other_labelled_items():
     assert est.corrected.estimate == pytest.approx(lams.mean() * f[n:].mean() + np.mean(y[:n] - lams * f[:n]))
 
 
-def test_the_default_interval_is_t_on_the_logit_of_the_bounded_mean():
+def _hall_by_root(estimate, se, a, q):
+    """Hall's interval by solving g(T) = -+q numerically (independent of ppi.py's closed form)."""
+    from scipy import optimize
+
+    g = lambda t, x: t + a * t * t / 3 + a * a * t**3 / 27 + a / 6 - x  # noqa: E731
+    upper_t, lower_t = (optimize.brentq(g, -60, 60, args=(x,)) for x in (q, -q))
+    return estimate - se * upper_t, estimate - se * lower_t
+
+
+def test_the_default_interval_is_hall_on_the_jackknife_t_and_logit_for_pass_fail_labels():
     rng = np.random.default_rng(23)
-    y = np.clip(np.round(4.6 + rng.standard_normal(40)), 1, 5)  # piled at the top of 1-5
-    f = y + rng.standard_normal(40)
+    y = np.where(rng.random(40) < 0.75, 5.0, rng.integers(1, 5, 40))  # piled at the top of 1-5, a tail below
+    f = y + 2 * rng.standard_normal(40)  # a weak judge: the labels' skew shows through
     fu = rng.normal(4.5, 1.2, 400)
     est = ppi_mean(y, f, fu, bounds=(1, 5))
-    c, t = est.corrected, float(stats.t.ppf(0.975, 39))
-    u = (c.estimate - 1) / 4
-    centre, spread = np.log(u / (1 - u)), t * est.se / (4 * u * (1 - u))
-    assert c.low == pytest.approx(1 + 4 / (1 + np.exp(-(centre - spread))))
-    assert c.high == pytest.approx(1 + 4 / (1 + np.exp(-(centre + spread))))
-    assert 1 < c.low < c.estimate < c.high < 5 and c.high - c.estimate < c.estimate - c.low  # reaches further from 5
-    unbounded = ppi_mean(y, f, fu)
-    assert unbounded.corrected.high - unbounded.corrected.estimate == pytest.approx(t * est.se)
-    assert "logit" in est.human_only.method and est.human_only.estimate == pytest.approx(y.mean())
+    c, t, n = est.corrected, float(stats.t.ppf(0.975, 39)), 40
+    # the jackknife by brute force: PPI++ on the other 39 labelled items at their own lambda
+    left_out = []
+    for i in range(n):
+        yi, fi = np.delete(y, i), np.delete(f, i)
+        lam_i = ppi_lambda(yi, fi, fu)
+        left_out.append(lam_i * fu.mean() + np.mean(yi - lam_i * fi))
+    pseudo = n * np.mean(left_out) - (n - 1) * np.array(left_out)
+    lams = ppi_lambdas_left_out(y, f, fu)
+    se = np.sqrt(np.var(pseudo, ddof=1) / n + lams.mean() ** 2 * np.var(fu) / len(fu))
+    skew = np.mean((pseudo - pseudo.mean()) ** 3) / n**2 / se**3
+    assert est.se == pytest.approx(se, rel=1e-9) and est.skew == pytest.approx(skew, rel=1e-9) and -0.45 < skew < -0.05
+    assert (c.low, c.high) == pytest.approx(_hall_by_root(c.estimate, se, skew, t), rel=1e-9)
+    assert 1 < c.low < c.estimate < c.high < 5 and c.high - c.estimate < c.estimate - c.low  # reaches further toward the tail
+    assert "Hall skew correction" in c.method and "Hall" in est.human_only.method
+    human = est.human_only  # the same construction at lam = 0: the labels themselves are the pseudo-values
+    sh = np.std(y, ddof=1) / np.sqrt(n)
+    assert est.se_human_only == pytest.approx(sh) and human.estimate == pytest.approx(y.mean())
+    assert (human.low, human.high) == pytest.approx(_hall_by_root(y.mean(), sh, np.mean((y - y.mean()) ** 3) / n**2 / sh**3, t), rel=1e-9)
+    # labels only at the two ends of the scale (pass/fail): the logit interval
+    passes = (y >= 5).astype(float)
+    binary = ppi_mean(passes, (f >= 4.5).astype(float), (fu >= 4.5).astype(float), bounds=(0, 1))
+    b = binary.corrected
+    u = b.estimate
+    centre, spread = np.log(u / (1 - u)), t * binary.se / (u * (1 - u))
+    assert (b.low, b.high) == pytest.approx((1 / (1 + np.exp(-(centre - spread))), 1 / (1 + np.exp(-(centre + spread)))))
+    assert "logit on [0, 1]" in b.method and binary.skew is None
+
+
+def test_hall_holds_the_skewness_at_the_edge_of_its_regular_range():
+    """Past |a| (q + |a|/6) = 1 Hall's inverse leaps; the interval stays at the edge's reach, 3/|a| standard errors."""
+    from judgesdk.gate.ppi import _hall
+
+    q = float(stats.t.ppf(0.975, 29))
+    edge = 3 * (np.sqrt(q * q + 2 / 3) - q)
+    assert _hall(0.0, 1.0, -5.0, q) == pytest.approx(_hall(0.0, 1.0, -edge, q))
+    # (the inverse's slope is infinite at the edge, so rounding there moves the reach in the 6th digit)
+    assert _hall(0.0, 1.0, -edge, q)[0] == pytest.approx(-3 / edge, rel=1e-4) and _hall(0.0, 1.0, edge, q)[1] == pytest.approx(3 / edge, rel=1e-4)
+    for a in (-0.4, -0.1, -1e-9, 1e-9, 0.2, 0.45):
+        assert _hall(1.0, 0.5, a, q) == pytest.approx(_hall_by_root(1.0, 0.5, a, q), rel=1e-9)
+    assert _hall(1.0, 0.5, 0.0, q) == (1.0 - 0.5 * q, 1.0 + 0.5 * q)
 
 
 @settings(max_examples=150, deadline=None)
@@ -206,7 +249,8 @@ def test_ppi_is_narrower_with_a_correlated_judge_and_close_to_human_only_with_no
         lams_noise.append(noise.lam)
     assert np.median(ratios_good) < 0.65  # about sqrt(1 - 0.85^2) = 0.53
     assert np.median(eff_good) > 100  # 50 labels worth more than twice as many
-    assert 0.97 < np.median(ratios_noise) < 1.03 and np.max(ratios_noise) < 1.05
+    # a judge that is noise: about the labels-only width; the jackknife counts the noise a tuned lambda adds
+    assert 0.97 < np.median(ratios_noise) < 1.03 and np.percentile(ratios_noise, 90) < 1.05 and np.max(ratios_noise) < 1.3
     assert np.median(lams_noise) < 0.1
 
 
@@ -415,7 +459,7 @@ def test_ppi_gate_bounds_its_interval_by_the_criterion_scale_and_keeps_ppi_pytho
     _write_run(tmp_path)
     gate = '[[gates]]\nkind = "ppi_ci_lower"\ncriterion = "quality"\nmin = 1\n'
     default = _gate(evaluate_gates(load_gate_config(_gate_file(tmp_path, gate))), "ppi_ci_lower")
-    assert default.details["method"] == "cross-fit" and "cross-fit, t, logit on [1, 5]" in default.message
+    assert default.details["method"] == "cross-fit" and "cross-fit, jackknife, t, Hall skew correction, within [1, 5]" in default.message
     labels = read_labels(tmp_path / "labels.jsonl").values
     rows = [json.loads(line) for line in (tmp_path / "results.jsonl").read_text().splitlines()]
     judge = {r["id"]: r["score"] for r in rows}
@@ -426,11 +470,14 @@ def test_ppi_gate_bounds_its_interval_by_the_criterion_scale_and_keeps_ppi_pytho
     reference = ppi_mean(y, f, fu, method="ppi++").corrected
     assert (plain.details["low"], plain.details["high"]) == pytest.approx((reference.low, reference.high), abs=1e-12)
     assert default.details["low"] == pytest.approx(ppi_mean(y, f, fu, bounds=(1, 5)).corrected.low, abs=1e-12)
-    first = next(iter(labels))  # a label off the 1-5 scale: the interval is not bounded by it, and says so
+    first = next(iter(labels))  # a label off the 1-5 scale: refused (test_gate_label_scale.py), unless the scale is open
     text = (tmp_path / "labels.jsonl").read_text().replace(f'"label": {labels[first]}', '"label": 7.0', 1)
     (tmp_path / "labels.jsonl").write_text(text)
-    off = _gate(evaluate_gates(load_gate_config(_gate_file(tmp_path, gate))), "ppi_ci_lower")
-    assert "1 label(s) outside the criterion's scale 1-5" in off.message and "logit" not in off.message
+    with pytest.raises(InputError, match="outside the scale 1-5 of criterion 'quality'"):
+        evaluate_gates(load_gate_config(_gate_file(tmp_path, gate)))
+    opened = _gate_file(tmp_path, gate, labels='labels = "labels.jsonl"\nopen_scale = true\n')
+    off = _gate(evaluate_gates(load_gate_config(opened)), "ppi_ci_lower")
+    assert "1 label(s) outside the criterion's scale 1-5" in off.message and "within [1, 5]" not in off.message
 
 
 def test_ppi_regression_catches_a_human_drop_the_judge_misses_and_passes_without_one(tmp_path):

@@ -40,6 +40,9 @@ class CriterionSpec(BaseModel):
     calibration: Path | None = None  # a calibration JSON: scores and thresholds on the human scale
     labels: Path | None = None  # human labels of a random slice of the run (JSONL: id, label), for the corrected gates
     baseline_labels: Path | None = None  # human labels of a random slice of the baseline run, for ppi_regression
+    # true: human labels may lie outside ``scale`` (continuous or rescaled human scores); the corrected gates then
+    # take them and their intervals are not bounded by the scale. false (default): such a label is an input error.
+    open_scale: bool = False
 
     def criterion(self) -> Criterion:
         if self.preset:
@@ -101,8 +104,9 @@ class PPICILowerGate(_Gate):
     """Quality: the lower bound of the PPI++ corrected CI of the mean human score is at least ``min``.
 
     Needs ``labels`` on the criterion: human labels of a random slice of this run (judgesdk.stats.ppi).
-    ``method``: ``cross-fit`` (default; cross-fitted lambda, t quantile, bounded by the criterion's scale)
-    or ``ppi++`` (ppi-python's normal interval, which under-covers on labels piled at one end of the scale).
+    ``method``: ``cross-fit`` (default; cross-fitted lambda, jackknife variance, t quantile with Hall's
+    skewness correction, bounded by the criterion's scale) or ``ppi++`` (ppi-python's normal interval, which
+    under-covers on labels piled at one end of the scale).
     """
 
     kind: Literal["ppi_ci_lower"]
