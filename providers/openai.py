@@ -145,7 +145,7 @@ class OpenAIProvider:
         timeouts and typed errors) rather than ``chat.completions.create``: the body is plain JSON already,
         which ``create``'s per-call TypedDict transform leaves as it is while costing more CPU than the rest
         of a hosted judgement (``benchmarks/README.md``, "Hosted latency"); the answer is read as JSON, as a
-        Batch API line is, instead of being built into pydantic models. ``tests/test_provider_openai_wire.py``
+        Batch API line is, instead of being built into pydantic models. ``tests/providers/test_openai_wire.py``
         holds the transform to the identity on every body this adapter makes."""
         answer = await self._client.post(CHAT_PATH, body=self.chat_body(request), cast_to=httpx.Response)
         try:

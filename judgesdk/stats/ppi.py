@@ -13,7 +13,7 @@ arXiv:2311.01453). Human labels ``y`` and judge scores ``f`` on the n labelled i
     CI         = theta(lam*) -/+ z_{1-alpha/2} * se(lam*)      # normal (CLT) interval
 
 This is term for term what the maintained ``ppi-python`` package computes (``ppi_py.ppi_mean_ci`` /
-``ppi_mean_pointestimate`` with ``lam=None``; tests/test_gate_ppi.py compares the two to 1e-6). lam = 0
+``ppi_mean_pointestimate`` with ``lam=None``; tests/stats/test_ppi.py compares the two to 1e-6). lam = 0
 is the human-only interval (``ppi_py.classical_mean_ci``), lam = 1 plain PPI; clipping lam to [0, 1]
 keeps the estimate between the two (``clip=False`` leaves it free). The *effective number of labels* is
 ``n * var_human_only / var_ppi``: how many human labels alone would give an interval as narrow.
