@@ -53,12 +53,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from batch_server import BatchServer  # noqa: E402
 from fault_proxy import FaultProxy  # noqa: E402
 
-from judgesdk.judging.judge_config import JudgeConfig, load_config  # noqa: E402
+from judgesdk.core.types import Criterion, JudgeItem, JudgeResult, Scale  # noqa: E402
 from judgesdk.judging.judge import Judge  # noqa: E402
+from judgesdk.judging.judge_config import (  # noqa: E402
+    JudgeConfig,
+    ask_for,  # noqa: E402
+    load_config,
+)
 from judgesdk.provider.protocol import GenerateRequest, GenerateResponse, Provider, WrapperProvider  # noqa: E402
 from judgesdk.records import Ledger, is_final, read_rows, row_for  # noqa: E402
-from judgesdk.judging.judge_config import ask_for  # noqa: E402
-from judgesdk.core.types import Criterion, JudgeItem, JudgeResult, Scale  # noqa: E402
 
 MARK = re.compile(r"\[item (\d+)\]")
 

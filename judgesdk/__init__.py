@@ -35,7 +35,8 @@ from the floors for the import paths users write, and nothing inside a folder im
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any as _Any
+from typing import TYPE_CHECKING
+from typing import Any as _Any
 
 from judgesdk import _moved
 from judgesdk.core.errors import (

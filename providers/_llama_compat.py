@@ -31,7 +31,8 @@ from __future__ import annotations
 
 import ctypes
 import os
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 

@@ -50,7 +50,6 @@ from judgesdk.provider.registry import Pricing, ProviderOptions, ProviderSetting
 from . import _llama_compat as compat
 from . import llamacpp_rules as rules
 from .llamacpp_labels import continuation_logprobs, label_logprobs, log_softmax, path_scores, token_logprobs
-from .llamacpp_rules import MIN_BATCH, label_paths
 from .llamacpp_load import (
     EMBEDDED_MODEL,
     IDENTITY_SAMPLE,
@@ -65,6 +64,7 @@ from .llamacpp_load import (
     route_llama_log,
 )
 from .llamacpp_prefix import PrefixCache, PrefixCounters, PrefixStates, SavedState, TokenTrie, common_prefix, shared_prefix
+from .llamacpp_rules import MIN_BATCH, label_paths
 
 __all__ = [  # what this module offered before it was split, still importable from here
     "DEFAULT_CAPABILITIES",

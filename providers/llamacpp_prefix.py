@@ -35,8 +35,6 @@ from . import llamacpp_rules as rules
 from .llamacpp_rules import CELL_ALIGN, PAD_TOKEN, ROW_GROUP
 
 
-
-
 def common_prefix(a: np.ndarray | list[int], b: list[int]) -> int:
     """Length of the longest common prefix of two token sequences."""
     n = min(len(a), len(b))

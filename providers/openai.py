@@ -12,8 +12,6 @@ from __future__ import annotations
 import time
 from typing import Any, Literal
 
-from ._sdk import PLACEHOLDER_KEY, chat_logprob_tokens, chat_usage, classify, field, is_default_host, key_for_host
-
 from judgesdk.core.errors import AuthError, CapabilityError, PermanentError, TransientError
 from judgesdk.provider.protocol import (
     Capabilities,
@@ -27,6 +25,8 @@ from judgesdk.provider.protocol import (
     runtime,
 )
 from judgesdk.provider.registry import ProviderOptions, ProviderSettings, ProviderSpec
+
+from ._sdk import PLACEHOLDER_KEY, chat_logprob_tokens, chat_usage, classify, field, is_default_host, key_for_host
 
 try:
     import httpx

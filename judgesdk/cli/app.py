@@ -162,9 +162,9 @@ def _add_bench(commands: Any) -> None:
 
 
 def run_bench(args: argparse.Namespace) -> int:
-    from judgesdk.meta import bench
-    from judgesdk.judging.judge import Judge
     from judgesdk.cli.meta_eval import print_result
+    from judgesdk.judging.judge import Judge
+    from judgesdk.meta import bench
     from judgesdk.meta.datasets import load_dataset
     from judgesdk.meta.natural import natural
     from judgesdk.prompting.presets import criteria_for, criterion
@@ -208,8 +208,8 @@ def _add_cache(commands: Any) -> None:
 
 
 def run_cache(args: argparse.Namespace) -> int:
-    from judgesdk.provider.layers.cache import cache_stats, clear_cache
     from judgesdk.judging.judge_config import load_config
+    from judgesdk.provider.layers.cache import cache_stats, clear_cache
 
     if args.action == "merge" or args.folders:  # one SQLite cache per node, merged after a cluster run
         if args.action != "merge":

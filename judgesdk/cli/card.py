@@ -30,8 +30,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from judgesdk.core.errors import InputError
 from judgesdk.cli.flags import add_judge_flags, config_mapping, judge_rows
+from judgesdk.core.errors import InputError
 from judgesdk.core.exits import ExitCode
 
 __all__ = ["register", "results_path", "run_card"]
@@ -142,11 +142,11 @@ def _shown(path: Path) -> str:
 
 
 def _criteria(args: argparse.Namespace, records: Sequence[Any]) -> list[Any]:
-    from judgesdk.prompting import presets
     from judgesdk.core.errors import JudgeSDKError
+    from judgesdk.core.types import Criterion
     from judgesdk.meta.datasets import dimensions, require_dimension
     from judgesdk.meta.evaluate import scale_for
-    from judgesdk.core.types import Criterion
+    from judgesdk.prompting import presets
 
     dataset = args.dataset or next((r.dataset for r in records if r.dataset), "")
     if args.criteria:
@@ -171,8 +171,8 @@ def _criteria(args: argparse.Namespace, records: Sequence[Any]) -> list[Any]:
 
 def _items(view: Sequence[Any]) -> list[tuple[Any, dict[str, Any]]]:
     """Judge items of the selection, ids as ``judgesdk score`` gives a line with doc_id and system_id."""
-    from judgesdk.records import item_ids
     from judgesdk.core.types import JudgeItem
+    from judgesdk.records import item_ids
 
     ids = item_ids([(n, {"doc_id": r.doc_id, "system_id": r.system_id}) for n, r in enumerate(view, start=1)])
     return [
@@ -251,10 +251,10 @@ def _judge_pairwise(
 ) -> tuple[int, bool]:
     """Rank each document's outputs (``judge.rank``) and write one row per output: its win ratio, and the
     verdicts of the comparisons in which it was shown first. A document whose rows are all final is skipped."""
-    from judgesdk.judging.judge import Judge
-    from judgesdk.records import Ledger, is_final, row_for
-    from judgesdk.judging.judge_config import ask_for
     from judgesdk.core.types import JudgeResult
+    from judgesdk.judging.judge import Judge
+    from judgesdk.judging.judge_config import ask_for
+    from judgesdk.records import Ledger, is_final, row_for
 
     label = f"{PAIRWISE}/{strategy}" + (f"/{budget}" if strategy != "full" else "")
     ask = ask_for(config, criterion, method=label)

@@ -18,11 +18,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from judgesdk.core.errors import InputError, ProviderError
-from judgesdk.records import read_items
 from judgesdk.cli.flags import add_judge_flags, config_mapping
+from judgesdk.core.errors import InputError, ProviderError
 from judgesdk.core.exits import ExitCode
 from judgesdk.core.types import Criterion, JudgeItem
+from judgesdk.records import read_items
 
 __all__ = ["register", "run_compare", "run_rank"]
 

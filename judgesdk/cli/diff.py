@@ -14,7 +14,6 @@ from typing import Any
 from judgesdk.core.exits import ExitCode
 
 
-
 def register(commands: Any) -> None:
     p = commands.add_parser("diff", help="compare two results files item by item, naming what changed in the judge")
     p.add_argument("old", type=Path, help="the earlier results JSONL (judgesdk score -o)")

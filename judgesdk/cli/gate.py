@@ -20,8 +20,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from judgesdk.core.exits import ExitCode
 from judgesdk.core.errors import InputError, MissingDependencyError
+from judgesdk.core.exits import ExitCode
 
 __all__ = ["register", "run_calibrate", "run_gate", "run_label_slice"]
 
@@ -78,8 +78,8 @@ def run_label_slice(args: argparse.Namespace) -> int:
 
     from judgesdk.gate.render import check_output, write_output
     from judgesdk.gate.slice import draw_slice, join_slice, plan_labels
-    from judgesdk.records.labels import read_labels
     from judgesdk.records import latest, read_results
+    from judgesdk.records.labels import read_labels
 
     if args.output is not None:
         check_output(args.output, "-o", "slice-labels.jsonl")

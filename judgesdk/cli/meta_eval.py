@@ -25,17 +25,17 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from judgesdk.core.exits import ExitCode
 from judgesdk.core.errors import InputError
-from judgesdk.stats.groups import METHODS
+from judgesdk.core.exits import ExitCode
 from judgesdk.meta.correlation import CONVENTIONS, LEVEL_DEFINITIONS, LEVELS
 from judgesdk.meta.datasets import load_jsonl
 from judgesdk.meta.evaluate import MetaEvalResult, load_predictions, meta_evaluate, read_pairwise, scale_for
 from judgesdk.meta.items import KEEP, check_keep
+from judgesdk.meta.judge_report import JudgeReport, MissingDependencyError, require_matplotlib, write_report
 from judgesdk.meta.preferences import CHALLENGE_ORDERS, check_challenge_order
 from judgesdk.meta.readers import check_parse_mode
 from judgesdk.provider.pricing import CostModel
-from judgesdk.meta.judge_report import JudgeReport, MissingDependencyError, require_matplotlib, write_report
+from judgesdk.stats.groups import METHODS
 
 __all__ = ["register", "run_meta_eval"]
 

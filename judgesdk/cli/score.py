@@ -23,13 +23,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from judgesdk.core.errors import InputError
-from judgesdk.judging.runner import Task, pending, print_rows
-from judgesdk.records import Ledger, read_items
-from judgesdk.judging.judge_config import ask_for
 from judgesdk.cli.flags import add_judge_flags, config_mapping, console, judge_rows, parse_scale
+from judgesdk.core.errors import InputError
 from judgesdk.core.exits import ExitCode
 from judgesdk.core.types import Criterion, JudgeResult, method_family
+from judgesdk.judging.judge_config import ask_for
+from judgesdk.judging.runner import Task, pending, print_rows
+from judgesdk.records import Ledger, read_items
 
 __all__ = ["register", "run_score"]
 
@@ -66,8 +66,8 @@ def register(commands: Any) -> None:
 
 def run_score(args: argparse.Namespace) -> int:
     """Judge the items not yet final in ``-o`` for this question (see :mod:`judgesdk.records`)."""
-    from judgesdk.judging.judge_config import load_config
     from judgesdk.judging.judge import Judge
+    from judgesdk.judging.judge_config import load_config
     from judgesdk.provider.stack import Extras
 
     items = read_items(args.input)

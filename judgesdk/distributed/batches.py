@@ -13,16 +13,15 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from judgesdk.judging.judge_config import JudgeConfig, detect_chain, load_config
-from judgesdk.provider.stack import Extras, bottom
-from judgesdk.distributed.limiter import RayPermits
 from judgesdk.core.errors import ConfigError, JudgeSDKError
-from judgesdk.judging.judge import Judge
-from judgesdk.provider.protocol import Provider
-from judgesdk.judging.runner import Task, run
-from judgesdk.records import Ask, encode_row, item_ids
-from judgesdk.judging.judge_config import ask_for
 from judgesdk.core.types import Criterion, JudgeItem
+from judgesdk.distributed.limiter import RayPermits
+from judgesdk.judging.judge import Judge
+from judgesdk.judging.judge_config import JudgeConfig, ask_for, detect_chain, load_config
+from judgesdk.judging.runner import Task, run
+from judgesdk.provider.protocol import Provider
+from judgesdk.provider.stack import Extras, bottom
+from judgesdk.records import Ask, encode_row, item_ids
 
 ITEM_COLUMNS = ("id", "output", "source", "context", "reference", "extra")  # the item rows the engine feeds in
 TEXTS = ("output", "source", "context", "reference")

@@ -18,8 +18,23 @@ from judgesdk.core.faces import lazy as _lazy
 
 if TYPE_CHECKING:
     from judgesdk.forecast.job import (
-        CHARS_PER_TOKEN, Beside, Forecast, PlanningProvider, ProviderForecast, ProviderSpend, SpendMeter, aforecast,
-        compare_rows, estimate_path, fingerprint, forecast, label_paths, load_saved, save, table, todo_items,
+        CHARS_PER_TOKEN,
+        Beside,
+        Forecast,
+        PlanningProvider,
+        ProviderForecast,
+        ProviderSpend,
+        SpendMeter,
+        aforecast,
+        compare_rows,
+        estimate_path,
+        fingerprint,
+        forecast,
+        label_paths,
+        load_saved,
+        save,
+        table,
+        todo_items,
     )  # fmt: skip
 
 __all__ = [

@@ -34,14 +34,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from judgesdk.provider.layers.cache import CachedProvider, check_directory, open_cache
-from judgesdk.judging.judge_config import JudgeConfig, detect_chain
-from judgesdk.provider.settings import ProviderConfig
-from judgesdk.provider.stack import build_adapter
-from judgesdk.provider.pricing import CostModel, price_for
 from judgesdk.core.errors import ConfigError, ProviderError
-from judgesdk.forecast.planner import PlanningProvider
-from judgesdk.forecast.kv_replay import KVReplay, label_paths, local_settings
+from judgesdk.core.types import Criterion, JudgeItem
 from judgesdk.forecast.bill import (
     Forecast,
     ProviderForecast,
@@ -52,14 +46,19 @@ from judgesdk.forecast.bill import (
     save,
     table,
 )
+from judgesdk.forecast.kv_replay import KVReplay, label_paths, local_settings
+from judgesdk.forecast.planner import PlanningProvider
 from judgesdk.forecast.tokens import CHARS_PER_TOKEN, Vocab, tokenizer_for
 from judgesdk.judging.judge import Judge
-from judgesdk.provider.protocol import Provider, Usage, find_layer, unwrap
+from judgesdk.judging.judge_config import JudgeConfig, ask_for, detect_chain
 from judgesdk.provider.layers.budget import UsageMeter
-from judgesdk.records import is_final, read_results
-from judgesdk.judging.judge_config import ask_for
+from judgesdk.provider.layers.cache import CachedProvider, check_directory, open_cache
+from judgesdk.provider.pricing import CostModel, price_for
+from judgesdk.provider.protocol import Provider, Usage, find_layer, unwrap
 from judgesdk.provider.registry import pricing
-from judgesdk.core.types import Criterion, JudgeItem
+from judgesdk.provider.settings import ProviderConfig
+from judgesdk.provider.stack import build_adapter
+from judgesdk.records import is_final, read_results
 
 __all__ = [
     "CHARS_PER_TOKEN", "Beside", "Forecast", "PlanningProvider", "ProviderForecast", "ProviderSpend", "SpendMeter",

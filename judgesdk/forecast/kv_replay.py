@@ -17,7 +17,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from judgesdk.providers import llamacpp_rules as rules
-from judgesdk.providers.llamacpp_rules import common, label_paths, shared
+from judgesdk.providers.llamacpp_rules import common, label_paths
+from judgesdk.providers.llamacpp_rules import shared as shared_prefix
 
 __all__ = ["KVReplay", "label_paths", "local_settings"]
 
@@ -171,7 +172,7 @@ class KVReplay:
 
     def label_group(self, prompts: list[list[int]], paths: list[tuple[int, ...]]) -> list[int]:
         """Label requests that differ only in a short suffix: one parallel decode (``_generate_group``)."""
-        shared = shared(prompts)
+        shared = shared_prefix(prompts)
         tails = [p[shared:] + list(paths[0]) for p in prompts]
         tail_tokens = sum(map(len, tails))
         step = (self.n_batch - 2 * (self.ROW_GROUP - 1)) // self.ROW_GROUP * self.ROW_GROUP  # PrefixCache.batch_step
@@ -196,7 +197,7 @@ class KVReplay:
             group = out[-1] if out else None
             if group is not None and len(group) < self.parallel and labels[group[0]] == labels[i]:
                 members = [prompts[j] for j in group] + [prompt]
-                if max(map(len, members)) - shared(members) <= self.PARALLEL_MAX_SUFFIX:
+                if max(map(len, members)) - shared_prefix(members) <= self.PARALLEL_MAX_SUFFIX:
                     group.append(i)
                     continue
             out.append([i])

@@ -92,10 +92,7 @@ from judgesdk.gate.run import (
     GateRun,
     collect,
 )
-from judgesdk.stats.ppi import Interval, PassRateRefusal, PPIMean, RoganGladen, ppi_mean, rogan_gladen
 from judgesdk.gate.slice import LabelPlan, Slice, draw_slice, join_slice, plan_labels
-from judgesdk.records.labels import HumanLabels, read_labels
-from judgesdk.stats.resampling import bootstrap_mean_ci, sign_flip_p
 from judgesdk.gate.verdict import (
     EXIT_CODES,
     GateKind,
@@ -105,6 +102,9 @@ from judgesdk.gate.verdict import (
     Verdict,
     verdict_status,
 )
+from judgesdk.records.labels import HumanLabels, read_labels
+from judgesdk.stats.ppi import Interval, PassRateRefusal, PPIMean, RoganGladen, ppi_mean, rogan_gladen
+from judgesdk.stats.resampling import bootstrap_mean_ci, sign_flip_p
 
 __all__ = [
     "EXIT_CODES",

@@ -22,9 +22,9 @@ from typing import Any, NamedTuple
 import numpy as np
 from pydantic import BaseModel
 
-from judgesdk.meta.calibration import Calibration
 from judgesdk.core.errors import InputError
-from judgesdk.provider.layers.budget import BudgetState
+from judgesdk.core.provenance import record_of
+from judgesdk.core.types import JudgeResult, method_family
 from judgesdk.gate.gate_config import (
     CILowerGate,
     CorrectedPassRateGate,
@@ -40,15 +40,23 @@ from judgesdk.gate.gate_config import (
 )
 from judgesdk.gate.run import CriterionRun, GateRun, collect
 from judgesdk.gate.slice import Slice, join_slice
+from judgesdk.gate.verdict import GateKind, GateResult, Outcome, Verdict
+from judgesdk.meta.calibration import Calibration
+from judgesdk.meta.reliability import ItemSignals, review_flags
+from judgesdk.provider.layers.budget import BudgetState
 from judgesdk.records.labels import HumanLabels, read_labels
 from judgesdk.stats.ppi import (
-    Interval, PassRateRefusal, PPIMean, PPIMethod, ppi_difference, ppi_drop_p, ppi_mean, proportion_interval, rogan_gladen,
+    Interval,
+    PassRateRefusal,
+    PPIMean,
+    PPIMethod,
+    ppi_difference,
+    ppi_drop_p,
+    ppi_mean,
+    proportion_interval,
+    rogan_gladen,
 )  # fmt: skip
 from judgesdk.stats.resampling import bootstrap_mean_ci, sign_flip_p
-from judgesdk.gate.verdict import GateKind, GateResult, Outcome, Verdict
-from judgesdk.meta.reliability import ItemSignals, review_flags
-from judgesdk.core.provenance import record_of
-from judgesdk.core.types import JudgeResult, method_family
 
 
 def _values(results: Sequence[JudgeResult], calibration: Calibration | None) -> dict[str, float]:

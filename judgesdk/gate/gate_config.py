@@ -15,12 +15,12 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from judgesdk.core.errors import ConfigError
+from judgesdk.core.types import Criterion, Scale
+from judgesdk.judging.judge_config import validation_summary
+from judgesdk.meta.reliability import ReviewPolicy
 from judgesdk.prompting import presets
 from judgesdk.provider.layers.budget import Budget
-from judgesdk.judging.judge_config import validation_summary
-from judgesdk.core.errors import ConfigError
-from judgesdk.meta.reliability import ReviewPolicy
-from judgesdk.core.types import Criterion, Scale
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -16,18 +16,17 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from judgesdk.meta.calibration import Calibration
-from judgesdk.provider.layers.budget import BudgetMeter, BudgetState
-from judgesdk.judging.judge_config import load_config
-from judgesdk.provider.pricing import CostReport, summarize_usage
 from judgesdk.core.errors import ConfigError, InputError
+from judgesdk.core.types import Criterion, JudgeResult
 from judgesdk.forecast.job import Forecast, forecast
 from judgesdk.gate.gate_config import BASELINE_KINDS, GateConfig
+from judgesdk.judging.judge_config import ask_for, load_config
 from judgesdk.judging.runner import Task, pending, run
-from judgesdk.records import Ask, Ledger, asks_in, is_final, latest, read_items, read_results, to_result
-from judgesdk.judging.judge_config import ask_for
 from judgesdk.judging.runners import budgeted_judge
-from judgesdk.core.types import Criterion, JudgeResult
+from judgesdk.meta.calibration import Calibration
+from judgesdk.provider.layers.budget import BudgetMeter, BudgetState
+from judgesdk.provider.pricing import CostReport, summarize_usage
+from judgesdk.records import Ask, Ledger, asks_in, is_final, latest, read_items, read_results, to_result
 
 
 class CriterionRun(BaseModel):

@@ -17,19 +17,19 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from judgesdk.judging.judge_config import JudgeConfig, detect_chain, load_config
 from judgesdk.core.errors import ConfigError, InputError, JudgeSDKError, ProviderError, UnavailableError
-from judgesdk.estimation.estimate import EstimationSettings
 from judgesdk.core.provenance import Provenance, options_hash, sdk_version
+from judgesdk.core.types import Criterion, CriterionSpec, JudgeItem, JudgeResult, as_criteria, as_criterion
+from judgesdk.estimation.estimate import EstimationSettings
+from judgesdk.judging.judge_config import JudgeConfig, detect_chain, load_config
+from judgesdk.prompting.templates import Template, load_template
 from judgesdk.provider.layers.witness import collecting, served_by
-from judgesdk.provider.stack import Extras, ProviderSource, assemble, witnessed
 from judgesdk.provider.protocol import Provider
+from judgesdk.provider.stack import Extras, ProviderSource, assemble, witnessed
 from judgesdk.scorers import pairwise, scorer_for
 from judgesdk.scorers.common import ScorerOptions
 from judgesdk.scorers.multi import score_fine_grained
 from judgesdk.scorers.pairwise import Comparison, Ranking
-from judgesdk.prompting.templates import Template, load_template
-from judgesdk.core.types import Criterion, CriterionSpec, JudgeItem, JudgeResult, as_criteria, as_criterion
 
 __all__ = ["CriterionSpec", "Judge", "ProviderSource", "as_criteria", "as_criterion"]
 
@@ -77,7 +77,7 @@ class Judge:
         *,
         adapters: Sequence[ProviderSource] | None = None,
         extras: Extras | Sequence[Extras | None] | None = None,
-    ) -> "Judge":
+    ) -> Judge:
         """A judge from a TOML/YAML path, a mapping or a :class:`JudgeConfig` (plus ``JUDGESDK_*`` variables).
 
         Each provider is the config's (or one of ``adapters``, replacing the configured chain, e.g. a scripted
@@ -236,7 +236,7 @@ class Judge:
             self._loop.close()
             self._loop = None
 
-    def __enter__(self) -> "Judge":
+    def __enter__(self) -> Judge:
         return self
 
     def __exit__(self, *exc: object) -> None:

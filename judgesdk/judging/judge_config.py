@@ -81,7 +81,7 @@ class JudgeConfig(BaseModel):
     overload: OverloadConfig = Field(default_factory=OverloadConfig)  # adaptive concurrency, circuit breaker
     cache: CacheConfig = Field(default_factory=CacheConfig)
     estimation: EstimationSettings = Field(default_factory=EstimationSettings)
-    jury: "JuryConfig | None" = None  # several judges instead of one (judgesdk.jury); None: this judge alone
+    jury: JuryConfig | None = None  # several judges instead of one (judgesdk.jury); None: this judge alone
 
     @field_validator("method_options")
     @classmethod
@@ -93,7 +93,7 @@ class JudgeConfig(BaseModel):
         return value
 
     @model_validator(mode="after")
-    def _jury_judges(self) -> "JudgeConfig":
+    def _jury_judges(self) -> JudgeConfig:
         """Each judge as it will run (its unset fields the top-level ones): a method whose scores are on the
         criterion's scale, its options read by that method, and no two judges the same."""
         if self.jury is None:
@@ -184,7 +184,7 @@ class JuryConfig(BaseModel):
     weights_from: Path | None = None  # labels JSONL ({"id", "label"}) of items of the run: aggregate = "weights"
 
     @model_validator(mode="after")
-    def _coherent(self) -> "JuryConfig":
+    def _coherent(self) -> JuryConfig:
         if len(self.judges) < 2:
             raise ValueError(f"a jury needs at least two judges ([[jury.judges]] entries), got {len(self.judges)}")
         names = [judge.name for judge in self.judges]

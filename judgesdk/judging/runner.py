@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from judgesdk.core.types import Criterion, JudgeItem, JudgeResult
 from judgesdk.core.errors import BudgetExceededError
+from judgesdk.core.types import Criterion, JudgeItem, JudgeResult
 from judgesdk.records import Ask, Ledger, is_final, row_for
 
 __all__ = ["Interrupted", "Outcome", "RowSink", "Task", "judge_tasks", "pending", "print_rows", "run"]
@@ -63,7 +63,7 @@ class Outcome:
     interrupted: bool = False  # Ctrl-C
     stopped: str | None = None  # the budget's reason, when its cap stopped the run
 
-    def interruption(self, where: Path | str | None) -> "Interrupted":
+    def interruption(self, where: Path | str | None) -> Interrupted:
         """The one way a command reports Ctrl-C: how many results were kept and how to resume."""
         kept = f"written to {where}; run the same command again to resume" if where else "printed; use -o FILE to keep results and resume"
         return Interrupted(f"interrupted: {len(self.results)} finished result(s) {kept}")

@@ -31,7 +31,7 @@ closes once.
 May import: every floor up to :mod:`judgesdk.judging` and :mod:`judgesdk.meta`.
 """
 
-from judgesdk.jury.panel import Jury, jury_ask
 from judgesdk.jury.consensus import Agreement, Weights, agreement, fit_weights, interval_alpha, verdict
+from judgesdk.jury.panel import Jury, jury_ask
 
 __all__ = ["Agreement", "Jury", "Weights", "agreement", "fit_weights", "interval_alpha", "jury_ask", "verdict"]

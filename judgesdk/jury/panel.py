@@ -15,12 +15,10 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from judgesdk.judging.judge_config import JudgeConfig, JuryConfig, detect_chain, jury_member_config, load_config
-from judgesdk.provider.settings import ProviderConfig
-from judgesdk.provider.stack import Extras, borrowed, bottom
 from judgesdk.core.errors import ConfigError, InputError, JudgeSDKError
-from judgesdk.records.labels import read_labels  # the gate's labels file: one {"id", "label"} per line
+from judgesdk.core.types import Criterion, CriterionSpec, JudgeItem, JudgeResult, as_criteria
 from judgesdk.judging.judge import Judge, ProviderSource
+from judgesdk.judging.judge_config import JudgeConfig, JuryConfig, ask_for, detect_chain, jury_member_config, load_config
 from judgesdk.jury.consensus import (
     METHOD,
     MIN_LABELS,
@@ -34,9 +32,10 @@ from judgesdk.jury.consensus import (
     verdict,
 )
 from judgesdk.provider.protocol import Provider, unwrap
+from judgesdk.provider.settings import ProviderConfig
+from judgesdk.provider.stack import Extras, borrowed, bottom
 from judgesdk.records import Ask
-from judgesdk.judging.judge_config import ask_for
-from judgesdk.core.types import Criterion, CriterionSpec, JudgeItem, JudgeResult, as_criteria
+from judgesdk.records.labels import read_labels  # the gate's labels file: one {"id", "label"} per line
 
 T = TypeVar("T")
 
@@ -75,7 +74,7 @@ class Jury:
     """Judges every item with each of its judges and returns one :class:`JudgeResult` per item (the rules:
     :mod:`judgesdk.jury`). Build it with :meth:`from_config`; the sync methods mirror :class:`~judgesdk.judging.judge.Judge`'s."""
 
-    def __init__(self, config: JudgeConfig, members: Mapping[str, Judge], pool: "_AdapterPool", slice_items: Sequence[JudgeItem] = ()) -> None:
+    def __init__(self, config: JudgeConfig, members: Mapping[str, Judge], pool: _AdapterPool, slice_items: Sequence[JudgeItem] = ()) -> None:
         self.config = config
         self.settings = _jury_of(config)
         self.members = dict(members)
@@ -95,7 +94,7 @@ class Jury:
         adapters: Mapping[str, ProviderSource | Sequence[ProviderSource]] | None = None,
         extras: Extras | None = None,
         slice_items: Sequence[JudgeItem] = (),
-    ) -> "Jury":
+    ) -> Jury:
         """A jury from a config with a ``[jury]`` section; one :meth:`Judge.from_config` per judge.
 
         ``adapters`` replaces the provider chain of the judges it names (e.g. scripted providers in tests);
@@ -241,7 +240,7 @@ class Jury:
         self._host.run(self.aclose())
         self._host.close()
 
-    def __enter__(self) -> "Jury":
+    def __enter__(self) -> Jury:
         return self
 
     def __exit__(self, *exc: object) -> None:

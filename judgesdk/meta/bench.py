@@ -14,12 +14,12 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from judgesdk.core.errors import InputError
+from judgesdk.core.types import Criterion, JudgeItem
 from judgesdk.judging.judge import Judge
+from judgesdk.judging.runner import Task, pending, run
 from judgesdk.meta.datasets import HumanRecord
 from judgesdk.meta.evaluate import MetaEvalResult, load_predictions, meta_evaluate
-from judgesdk.judging.runner import Task, pending, run
 from judgesdk.records import Ledger, cell_id
-from judgesdk.core.types import Criterion, JudgeItem
 
 
 def select(records: Sequence[HumanRecord], *, docs: int | None = None, systems: Sequence[str] | None = None) -> list[HumanRecord]:

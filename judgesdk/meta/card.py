@@ -46,14 +46,14 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from judgesdk.core.errors import InputError
+from judgesdk.core.types import Scale
 from judgesdk.meta.correlation import level_correlation
 from judgesdk.meta.datasets import HumanRecord, human_scores
 from judgesdk.meta.evaluate import LevelResult, MetaEvalResult, load_predictions, meta_evaluate, scale_for
 from judgesdk.meta.items import Key, PairwiseJudgement, ScoredItem
-from judgesdk.meta.reliability import PositionalBias, positional_bias
 from judgesdk.meta.judge_report import LengthBias, RepeatVariance, Throughput, repeat_variance
+from judgesdk.meta.reliability import PositionalBias, positional_bias
 from judgesdk.records import ResultRow, read_results
-from judgesdk.core.types import Scale
 
 __all__ = [
     "CARD_FORMAT",

@@ -19,9 +19,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from judgesdk.core.types import JudgeResult
 from judgesdk.provider.protocol import Usage
 from judgesdk.provider.registry import pricing
-from judgesdk.core.types import JudgeResult
 
 __all__ = ["CostModel", "CostReport", "Price", "UsageGroup", "price_for", "summarize_usage"]
 

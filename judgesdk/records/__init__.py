@@ -40,6 +40,7 @@ from __future__ import annotations
 
 from judgesdk.records.inputs import content_hash, item_ids, read_items, read_objects, read_predictions, read_utf8
 from judgesdk.records.ledger import Ledger, append, encode_row
+from judgesdk.records.results import RESULTS_FORMAT, Results, read_results, to_result
 from judgesdk.records.rows import (
     FINAL_VERDICTS,
     Ask,
@@ -53,7 +54,6 @@ from judgesdk.records.rows import (
     row_for,
     row_id,
 )
-from judgesdk.records.results import RESULTS_FORMAT, Results, read_results, to_result
 from judgesdk.records.schema import JOIN_FIELDS, ResultRow, RowDistribution, cell_id, finite_or_none, join_key, parse_row
 
 __all__ = [

@@ -39,7 +39,7 @@ def result_line(result: JudgeResult, extra: dict[str, Any] | None = None) -> dic
     return record
 
 
-def row_for(result: JudgeResult, item_id: str, ask: "Ask | None" = None, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+def row_for(result: JudgeResult, item_id: str, ask: Ask | None = None, extra: dict[str, Any] | None = None) -> dict[str, Any]:
     """The ledger row of ``result`` for item ``item_id``, asked ``ask``."""
     row = {**result_line(result, extra), "id": item_id, "format": RESULTS_FORMAT}
     if ask is not None:

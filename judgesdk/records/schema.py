@@ -12,7 +12,6 @@ from pydantic import BaseModel, ConfigDict, ValidationError, ValidationInfo, fie
 from judgesdk.core.errors import InputError
 from judgesdk.provider.protocol import Usage
 
-
 # -- the row schema -----------------------------------------------------------------------------------
 
 

@@ -10,10 +10,10 @@ result's notes say why, so a reader never mistakes one scale for the other.
 
 from __future__ import annotations
 
+from judgesdk.core.types import Criterion, JudgeItem, JudgeResult
 from judgesdk.provider.protocol import Provider
 from judgesdk.scorers import fused, likert
 from judgesdk.scorers.common import ScorerOptions
-from judgesdk.core.types import Criterion, JudgeItem, JudgeResult
 
 PROMPTED = "geval"
 NOT_SUMMARIES = {"topicalchat", "hanna"}  # benchmarks whose outputs are not summaries of their source

@@ -15,12 +15,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from judgesdk.core.errors import ConfigError, InputError
+from judgesdk.core.types import Criterion, JudgeItem, JudgeResult
 from judgesdk.fused import model as fused_model
 from judgesdk.fused.model import CriterionModel, FusedModelFile, model_sha256
 from judgesdk.fused.signals import QUESTIONS, UNCONDITIONAL_FEATURES, extract, features
 from judgesdk.provider.protocol import Provider
 from judgesdk.scorers.common import ScorerOptions
-from judgesdk.core.types import Criterion, JudgeItem, JudgeResult
 
 OPTION = "fused_model"  # method_options key: path of a fit file made by `judgesdk calibrate --fused`
 

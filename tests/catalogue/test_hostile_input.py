@@ -24,16 +24,17 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from support.hostile import CLEARED_ENV, REFUSING, SECRET, assert_one_line_error, run
-from support.batch_server import BatchServer
-from judgesdk.provider import registry
 from judgesdk.cli.compare import _text_or_file
-from judgesdk.judging.judge_config import load_config
-from judgesdk.provider.settings import ProviderConfig
-from judgesdk.provider.stack import build_adapter
 from judgesdk.core.errors import ConfigError, InputError
 from judgesdk.judging.judge import Judge
+from judgesdk.judging.judge_config import load_config
+from judgesdk.provider import registry
+from judgesdk.provider.settings import ProviderConfig
+from judgesdk.provider.stack import build_adapter
 from judgesdk.scorers.method_options import COMPARISON_KEYS, METHOD_KEYS, known_keys
+
+from support.batch_server import BatchServer
+from support.hostile import CLEARED_ENV, REFUSING, SECRET, assert_one_line_error, run
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -476,8 +477,8 @@ CATALOGUE = [
 def canned_kind():
     """``kind = "canned"``: an in-process provider answering ``options.answer_json`` (JSON text, so that a TOML
     config can carry a lone surrogate) to every request: the model answers of the catalogue."""
-    from judgesdk.providers.scripted import ScriptedProvider
     from judgesdk.provider.registry import Pricing, ProviderOptions, ProviderSpec
+    from judgesdk.providers.scripted import ScriptedProvider
 
     class Canned(ProviderOptions):
         answer_json: str = '"4"'

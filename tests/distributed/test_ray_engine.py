@@ -18,13 +18,13 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-
 from conftest import REQUIRE_INTEGRATION
+
 from judgesdk.cli.app import main
 from judgesdk.judging.judge import Judge
+from judgesdk.judging.judge_config import ask_for
 from judgesdk.providers.scripted import ScriptedProvider, ScriptedReply
 from judgesdk.records import Ask, read_items, read_rows, row_for
-from judgesdk.judging.judge_config import ask_for
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="finds Ray's worker processes in /proc")
 
@@ -190,8 +190,8 @@ def test_the_limiter_is_shared_by_all_actors(ray_local, tmp_path):
 
 def test_a_429_slows_every_actor_through_the_shared_limiter():
     from judgesdk.distributed.limiter import SharedLimiter
-    from judgesdk.provider.protocol import GenerateRequest, Message
     from judgesdk.provider.layers.ratelimit import RateLimitConfig
+    from judgesdk.provider.protocol import GenerateRequest, Message
 
     async def scenario():
         limiter = SharedLimiter(RateLimitConfig(max_concurrency=4), lease_s=0.5)
@@ -237,8 +237,8 @@ def test_a_dataset_or_parquet_input_gives_the_rows_of_the_jsonl_file(ray_local, 
 
 
 def test_repeated_ids_in_a_dataset_are_refused(ray_local, tmp_path):
-    from judgesdk.distributed import score_dataset
     from judgesdk.core.errors import InputError
+    from judgesdk.distributed import score_dataset
 
     data = ray_local.data.from_items([{"id": "same", "output": "one"}, {"id": "other", "output": "two"}, {"id": "same", "output": "three"}])
     with pytest.raises(InputError, match="more than once"):
@@ -248,8 +248,8 @@ def test_repeated_ids_in_a_dataset_are_refused(ray_local, tmp_path):
 
 
 def test_a_provider_no_actor_can_build_is_a_config_error(ray_local, tmp_path):
-    from judgesdk.distributed import score_dataset
     from judgesdk.core.errors import ConfigError
+    from judgesdk.distributed import score_dataset
 
     config = {**CONFIG, "providers": [{"kind": "local", "options": {"model_path": str(tmp_path / "missing.gguf")}}]}
     with pytest.raises(ConfigError, match="no provider"):
@@ -293,8 +293,8 @@ def test_bad_input_is_a_usage_error(argv, tmp_path, capsys):
 
 
 def test_an_output_path_that_is_a_file_is_refused_by_the_entry_point(ray_local, tmp_path):
-    from judgesdk.distributed import score_dataset
     from judgesdk.core.errors import InputError
+    from judgesdk.distributed import score_dataset
 
     items = _items_file(tmp_path, 2)
     with pytest.raises(InputError, match="is a file"):

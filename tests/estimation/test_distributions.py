@@ -1,10 +1,10 @@
 import math
 
 import pytest
-
 from hypothesis import given
 from hypothesis import strategies as st
 
+from judgesdk.core.types import Scale
 from judgesdk.estimation.distributions import (
     from_answer,
     from_label_logprobs,
@@ -15,7 +15,6 @@ from judgesdk.estimation.distributions import (
     normalize_token,
 )
 from judgesdk.provider.protocol import TokenLogprob, TopLogprob
-from judgesdk.core.types import Scale
 
 LIKERT = Scale.likert(1, 5)
 

@@ -1,10 +1,10 @@
 import pytest
 
 from judgesdk.core.errors import CapabilityError
+from judgesdk.core.types import Scale
 from judgesdk.estimation.estimate import EstimationSettings, choose_method, estimate
 from judgesdk.provider.protocol import Capabilities, Message
 from judgesdk.providers.scripted import FULL, ScriptedProvider, ScriptedReply
-from judgesdk.core.types import Scale
 
 LIKERT = Scale.likert(1, 5)
 MESSAGES = (Message(role="user", content="Rate this."), Message(role="assistant", content="Score:"))

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from judgesdk.core.errors import InputError
+from judgesdk.core.types import Criterion, JudgeItem, Scale
 from judgesdk.estimation.estimate import EstimationSettings
 from judgesdk.estimation.grammars import (
     RTS_CLOSING,
@@ -17,14 +18,13 @@ from judgesdk.estimation.grammars import (
     rts_grammar,
     score_grammar,
 )
-from judgesdk.scorers.method_options import check_method_options
 from judgesdk.estimation.parsing import parse_score
 from judgesdk.prompting.presets import criterion as preset
 from judgesdk.provider.protocol import GenerateRequest, Message, as_text
 from judgesdk.providers.scripted import FULL, ScriptedProvider
 from judgesdk.scorers import fusion, likert, rts_mcq
 from judgesdk.scorers.common import ScorerOptions
-from judgesdk.core.types import Criterion, JudgeItem, Scale
+from judgesdk.scorers.method_options import check_method_options
 
 GRAMMAR = FULL.model_copy(update={"grammar": True})
 ITEM = JudgeItem(output="Floods closed the road.", source="Heavy rain flooded the road on Tuesday.", id="d1-M8")

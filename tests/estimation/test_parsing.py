@@ -7,8 +7,8 @@ import math
 import pytest
 
 from judgesdk.core.errors import InputError
-from judgesdk.estimation.parsing import ParsedScore, parse_choice, parse_score
 from judgesdk.core.types import Scale
+from judgesdk.estimation.parsing import ParsedScore, parse_choice, parse_score
 
 LIKERT = Scale.likert(1, 5)
 LETTERS = Scale.letters()

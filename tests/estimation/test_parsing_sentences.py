@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from judgesdk.estimation.parsing import parse_score
 from judgesdk.core.types import Scale
+from judgesdk.estimation.parsing import parse_score
 
 LIKERT = Scale.likert(1, 5)
 

@@ -9,14 +9,14 @@ from pathlib import Path
 import pytest
 
 from judgesdk.cli.app import main
-from judgesdk.judging.judge_config import load_config
+from judgesdk.core.types import Criterion, JudgeItem
 from judgesdk.forecast.job import Beside, SpendMeter, forecast, label_paths
 from judgesdk.forecast.kv_replay import KVReplay
-from judgesdk.provider.stack import Extras
 from judgesdk.judging.judge import Judge
+from judgesdk.judging.judge_config import load_config
 from judgesdk.provider.protocol import Capabilities
+from judgesdk.provider.stack import Extras
 from judgesdk.providers.scripted import FULL, ScriptedProvider, ScriptedReply
-from judgesdk.core.types import Criterion, JudgeItem
 
 REPO = Path(__file__).resolve().parents[2]
 COHERENCE = Criterion(name="coherence", description="The summary is well-structured and well-organized.")
@@ -213,6 +213,17 @@ def test_the_replay_restores_a_saved_source_after_an_unconditional_pass():
         assert replay.evaluated == (len(source) - 1) + 3 * 40 + 3 * (len(bare) - 1 + 40) + realigned, n_swa
 
 
+def test_label_requests_that_differ_in_a_short_suffix_are_replayed_as_one_parallel_decode():
+    """Four criteria of one output (prompts differing only in their last tokens): the shared prefix is evaluated once
+    and each request's own tail once, as the provider's parallel label decode does."""
+    replay = KVReplay(reuse=True, states=4, n_swa=0, parallel=4, n_batch=512, n_ctx=4096)
+    shared = list(range(1, 101))
+    prompts = [shared + [500 + i, 600 + i] for i in range(4)]
+    assert replay.groups(prompts, [("1", "2")] * 4) == [[0, 1, 2, 3]]
+    reused = replay.label_group(prompts, [()])
+    assert reused == [0, 100, 100, 100] and replay.evaluated == 100 + 4 * 2
+
+
 RULES = ("RESTORE_MIN_GAIN", "SAVE_MIN_DISCARD", "CELL_ALIGN", "ROW_GROUP", "PARALLEL_MAX_SUFFIX", "MIN_BATCH", "PAD_TOKEN")
 
 
@@ -294,9 +305,9 @@ def test_score_estimate_saves_beside_the_results_and_skips_what_is_done(tmp_path
     assert main(["score", str(path), *HOSTED, "--estimate", "-o", str(out), "--quiet"]) == 0
     first = json.loads(capsys.readouterr().out)
     assert json.loads((tmp_path / "out.jsonl.estimate.json").read_text()) == first and not out.exists()
-    from judgesdk.judging.judge_config import ask_for
     from judgesdk.cli.app import build_parser
     from judgesdk.cli.score import _score_criteria
+    from judgesdk.judging.judge_config import ask_for
 
     args = build_parser().parse_args(["score", str(path), *HOSTED])
     ask = ask_for(load_config({"providers": [{"kind": "openai", "base_url": "http://127.0.0.1:9/v1"}]}), _score_criteria(args))

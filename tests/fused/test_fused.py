@@ -10,17 +10,17 @@ import numpy as np
 import pytest
 
 from judgesdk.core.errors import ConfigError, InputError
+from judgesdk.core.types import Criterion, JudgeItem, Scale
 from judgesdk.fused import model as fused_model
 from judgesdk.fused.fit import fit_criterion, folds, group_codes, mean_group_spearman, monotone_map
 from judgesdk.fused.model import ModelIdentity
-from judgesdk.fused.signals import Evidence, QUESTIONS, extract, features, low_mean
+from judgesdk.fused.signals import QUESTIONS, Evidence, extract, features, low_mean
 from judgesdk.fused.text import precision, repetition, text_features, words
 from judgesdk.fused.train import fit_file, signal_table
 from judgesdk.provider.protocol import Capabilities
 from judgesdk.providers.scripted import ScriptedProvider, ScriptedReply
 from judgesdk.scorers import auto, fused
 from judgesdk.scorers.common import ScorerOptions
-from judgesdk.core.types import Criterion, JudgeItem, Scale
 
 COHERENCE = Criterion(name="coherence", description="well organised", scale=Scale.likert(1, 5))
 

@@ -10,11 +10,9 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from judgesdk.providers.scripted import ScriptedProvider
-from support.gates import gate, judged_config, results_file, run_cli, scripted_rule, write_items
 
-from judgesdk.meta.calibration import fit_calibration
 from judgesdk.core.errors import ConfigError
+from judgesdk.core.types import Criterion, JudgeResult, LabelDistribution, Scale
 from judgesdk.gate import (
     CriterionRun,
     GateResult,
@@ -31,7 +29,10 @@ from judgesdk.gate import (
     sign_flip_p,
     write_reports,
 )
-from judgesdk.core.types import Criterion, JudgeResult, LabelDistribution, Scale
+from judgesdk.meta.calibration import fit_calibration
+from judgesdk.providers.scripted import ScriptedProvider
+
+from support.gates import gate, judged_config, results_file, run_cli, scripted_rule, write_items
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"

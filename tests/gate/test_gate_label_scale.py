@@ -6,10 +6,11 @@ from __future__ import annotations
 import json
 
 import pytest
-from support.ppi_runs import gate_file, gate_of, write_run
 
 from judgesdk.core.errors import ConfigError, InputError
 from judgesdk.gate import evaluate_gates, load_gate_config, read_labels
+
+from support.ppi_runs import gate_file, gate_of, write_run
 
 PPI_GATE = '[[gates]]\nkind = "ppi_ci_lower"\ncriterion = "quality"\nmin = 1\n'
 PASS_GATE = '[[gates]]\nkind = "corrected_pass_rate"\ncriterion = "quality"\nitem_min = 3\nmin = 0.1\n'

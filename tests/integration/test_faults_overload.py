@@ -14,13 +14,12 @@ import time
 
 import pytest
 
-from judgesdk.provider.layers.breaker import OverloadGuard
-from judgesdk.judging.judge_config import load_config
+from judgesdk.core.types import Criterion, JudgeItem, Scale
 from judgesdk.judging.judge import Judge
+from judgesdk.judging.judge_config import ask_for, load_config
+from judgesdk.provider.layers.breaker import OverloadGuard
 from judgesdk.provider.protocol import find_layer
 from judgesdk.records import Ledger, read_rows, row_for
-from judgesdk.judging.judge_config import ask_for
-from judgesdk.core.types import Criterion, JudgeItem, Scale
 
 pytestmark = pytest.mark.integration
 

@@ -8,6 +8,7 @@ import json
 import urllib.request
 
 import pytest
+
 from support.batch_server import BatchServer
 from support.fault_proxy import SLOW_CHUNKS, FaultProxy, parse_fault
 

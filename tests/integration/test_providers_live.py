@@ -7,12 +7,12 @@ statuses), never the model's opinions.
 
 import pytest
 
-from judgesdk.provider.layers.cache import CachedProvider, open_cache
+from judgesdk.core.types import Criterion, JudgeItem, Scale
 from judgesdk.estimation.estimate import EstimationSettings
 from judgesdk.judging.judge import Judge
-from judgesdk.provider.protocol import Capabilities, GenerateRequest, Message
+from judgesdk.provider.layers.cache import CachedProvider, open_cache
 from judgesdk.provider.layers.retry import RetryingProvider, RetryPolicy
-from judgesdk.core.types import Criterion, JudgeItem, Scale
+from judgesdk.provider.protocol import Capabilities, GenerateRequest, Message
 
 pytestmark = pytest.mark.integration
 
@@ -223,8 +223,8 @@ def test_direct_and_sampling_aggregations_over_the_llama_server(llama_server, me
 def test_a_configured_rate_limit_backs_off_on_429s_from_a_real_server(fault_proxy, llama_server, monkeypatch):
     """The whole configured stack (coalescing, retry, rate limit, adapter) over the llama.cpp server behind a
     proxy that answers the first two requests 429 with Retry-After: one wave, one back-off, one pause."""
-    from judgesdk.provider.protocol import find_layer
     from judgesdk.provider.layers.ratelimit import RateLimitedProvider
+    from judgesdk.provider.protocol import find_layer
 
     monkeypatch.delenv("JUDGESDK_PROVIDER", raising=False)
     fault_proxy.script(["429:retry-after=1", "429:retry-after=1"])

@@ -1,10 +1,10 @@
 import pytest
 
+from judgesdk.core.errors import ConfigError
+from judgesdk.judging.judge import Judge
 from judgesdk.judging.judge_config import JudgeConfig, detect_chain, load_config
 from judgesdk.provider.settings import ProviderConfig
 from judgesdk.provider.stack import build_adapter
-from judgesdk.core.errors import ConfigError
-from judgesdk.judging.judge import Judge
 
 
 def test_detected_chain_prefers_hosted_then_local():
@@ -95,9 +95,9 @@ def test_cli_options_parse_json_or_text():
 
 def test_rate_limit_in_config_puts_the_adapter_under_a_limiter_and_a_client_pool(monkeypatch, tmp_path):
     from judgesdk.provider.layers.coalesce import CoalescingProvider
-    from judgesdk.provider.protocol import find_layer
     from judgesdk.provider.layers.ratelimit import ProviderPool, RateLimitedProvider
     from judgesdk.provider.layers.retry import RetryingProvider
+    from judgesdk.provider.protocol import find_layer
 
     monkeypatch.delenv("JUDGESDK_PROVIDER", raising=False)
     path = tmp_path / "judge.toml"
@@ -118,8 +118,8 @@ def test_rate_limit_in_config_puts_the_adapter_under_a_limiter_and_a_client_pool
 
 
 def test_without_rate_limit_there_is_no_limiter_and_bad_limits_are_config_errors(monkeypatch):
-    from judgesdk.provider.protocol import find_layer
     from judgesdk.provider.layers.ratelimit import RateLimitedProvider
+    from judgesdk.provider.protocol import find_layer
 
     monkeypatch.delenv("JUDGESDK_PROVIDER", raising=False)
     plain = {"providers": [{"kind": "openai", "model": "m", "base_url": "http://127.0.0.1:1/v1"}], "cache": {"enabled": False}}
@@ -133,8 +133,8 @@ def test_without_rate_limit_there_is_no_limiter_and_bad_limits_are_config_errors
 
 
 def test_the_local_model_is_limited_but_never_pooled(monkeypatch):
-    from judgesdk.provider.stack import bottom
     from judgesdk.provider.layers.ratelimit import RateLimitedProvider
+    from judgesdk.provider.stack import bottom
 
     captured = []
     monkeypatch.setattr("judgesdk.provider.stack.build_adapter", lambda pc: captured.append(pc) or ScriptedLocal())

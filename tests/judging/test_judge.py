@@ -2,9 +2,9 @@ import pytest
 
 from judgesdk import Criterion, InputError, Scale
 from judgesdk.core.errors import AuthError, RetriesExhaustedError, TransientError
+from judgesdk.core.types import JudgeItem
 from judgesdk.judging.judge import Judge
 from judgesdk.providers.scripted import ScriptedProvider, ScriptedReply
-from judgesdk.core.types import JudgeItem
 
 PROBS = {"1": 0.0, "2": 0.1, "3": 0.2, "4": 0.3, "5": 0.4}
 EXPECTED = 2 * 0.1 + 3 * 0.2 + 4 * 0.3 + 5 * 0.4

@@ -13,10 +13,10 @@ import pytest
 
 from judgesdk.cli.app import main
 from judgesdk.core.errors import InputError
+from judgesdk.core.types import JudgeItem
 from judgesdk.judging.judge import Judge
 from judgesdk.provider.protocol import as_text
 from judgesdk.providers.scripted import ScriptedProvider, ScriptedReply
-from judgesdk.core.types import JudgeItem
 
 FROM_CONFIG = Judge.from_config.__func__  # type: ignore[attr-defined]
 

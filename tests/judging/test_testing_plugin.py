@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from judgesdk.testing import find_config
+
 # pytester's inline runs restore sys.modules after each run; what the inner sessions import must already be
 # imported here, or a second run re-imports C extensions (numpy), which they do not allow.
 from support.gates import scripted_rule  # noqa: F401
-
-from judgesdk.testing import find_config
 
 pytest_plugins = ["pytester"]
 

@@ -17,13 +17,13 @@ import numpy as np
 import pytest
 
 from judgesdk.cli.app import main
-from judgesdk.judging.judge_config import JudgeConfig, load_config
 from judgesdk.core.errors import ConfigError, InputError, PermanentError
+from judgesdk.core.types import Criterion, JudgeResult, LabelDistribution, Scale
 from judgesdk.judging.judge import Judge
+from judgesdk.judging.judge_config import JudgeConfig, load_config
 from judgesdk.jury import Jury, agreement, fit_weights, interval_alpha, jury_ask, verdict
 from judgesdk.provider.protocol import as_text
 from judgesdk.providers.scripted import ScriptedProvider, ScriptedReply
-from judgesdk.core.types import Criterion, JudgeResult, LabelDistribution, Scale
 
 REPO = Path(__file__).resolve().parents[2]
 COHERENCE = Criterion(name="coherence", description="coherence", scale=Scale.likert(1, 5))
@@ -515,9 +515,8 @@ def test_a_jury_of_three_methods_on_the_embedded_model(tmp_path, capsys, monkeyp
     assert err.count("model tokens evaluated") == 1  # one model, shared by the three judges, reports its work once
     # the jury's judge is the judge on its own: the same score from a Judge with that judge's config alone
     item = SHORT_ITEMS[0]
-    from judgesdk.prompting.presets import criterion as preset_criterion
-
     from judgesdk.estimation.estimate import EstimationSettings
+    from judgesdk.prompting.presets import criterion as preset_criterion
 
     # the session's provider passed as an instance, which a Judge does not close (from_config would stack it and close it)
     alone = Judge(local, method="mcq", settings=EstimationSettings(on_low_coverage="flag"))

@@ -8,13 +8,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from support.gates import results_file, run_cli
 
+from judgesdk.core.errors import ConfigError, InputError
+from judgesdk.gate import evaluate_gates, load_gate_config
 from judgesdk.meta.calibration import Calibration, default_path, fit_calibration
 from judgesdk.records.labels import load_labelled
 from judgesdk.stats.isotonic import pava
-from judgesdk.core.errors import ConfigError, InputError
-from judgesdk.gate import evaluate_gates, load_gate_config
+
+from support.gates import results_file, run_cli
 
 # Judge scores sit low and compressed (as 001 §4.2.5 finds); humans use the whole 1-5 scale.
 JUDGE = [1.4, 1.5, 1.7, 1.8, 2.0, 2.1, 2.2, 2.4, 2.5, 2.7, 2.8, 3.0]

@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from judgesdk.cli.card import run_card
 from judgesdk.cli.app import build_parser, main
+from judgesdk.cli.card import run_card
 from judgesdk.meta.card import Card, human_ceiling
 from judgesdk.meta.datasets import load_jsonl
 from judgesdk.meta.items import ScoredItem

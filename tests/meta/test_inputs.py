@@ -11,12 +11,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from judgesdk.core.errors import InputError
 from judgesdk.cli.meta_eval import register
+from judgesdk.core.errors import InputError
+from judgesdk.core.types import Scale
 from judgesdk.meta.datasets import shared_data_dir
 from judgesdk.meta.items import join
 from judgesdk.meta.readers import load_predictions
-from judgesdk.core.types import Scale
 
 # 001's challenge set (calc_pairs.py / calc_h2h_pairs.py, Table 22): consecutive by the 4-dimension average
 PAIRS_001 = [("M22", "M23"), ("M23", "M17"), ("M17", "M12"), ("M12", "M13"), ("M13", "M15"), ("M15", "M14"),

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from judgesdk.core.types import JudgeResult
 from judgesdk.meta import (
     CostModel,
     MissingDependencyError,
@@ -20,7 +21,6 @@ from judgesdk.meta import (
     write_report,
 )
 from judgesdk.provider.protocol import Usage
-from judgesdk.core.types import JudgeResult
 
 
 def items_with_lengths() -> tuple[list[ScoredItem], dict[tuple[str, str], float]]:

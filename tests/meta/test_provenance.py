@@ -7,18 +7,18 @@ import json
 from pathlib import Path
 
 import pytest
-from judgesdk.providers.scripted import ScriptedProvider, ScriptedReply
 from scipy import stats
 
 from judgesdk.cli.app import main
-from judgesdk.meta.diff import diff_rows
 from judgesdk.core.errors import InputError, PermanentError
+from judgesdk.core.provenance import Provenance, changes, record_of, sdk_version
+from judgesdk.core.types import Criterion, JudgeResult
 from judgesdk.gate import CriterionRun, GateRun, decide, load_gate_config
 from judgesdk.judging.judge import Judge
-from judgesdk.core.provenance import Provenance, changes, record_of, sdk_version
+from judgesdk.meta.diff import diff_rows
 from judgesdk.provider.protocol import Capabilities, GenerateRequest, GenerateResponse, as_text
+from judgesdk.providers.scripted import ScriptedProvider, ScriptedReply
 from judgesdk.records import row_for
-from judgesdk.core.types import Criterion, JudgeResult
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 CRIT = Criterion(name="quality", description="quality")

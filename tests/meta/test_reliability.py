@@ -7,6 +7,7 @@ import math
 import pytest
 
 from judgesdk.core.errors import InputError
+from judgesdk.core.types import JudgeResult, LabelDistribution, Scale
 from judgesdk.meta import (
     ItemSignals,
     PairwiseJudgement,
@@ -18,7 +19,6 @@ from judgesdk.meta import (
     positional_bias,
     review_flags,
 )
-from judgesdk.core.types import JudgeResult, LabelDistribution, Scale
 
 # Four systems of five outputs. Human scores of system i are i + 2 + (0, .1, .2, .3, .4), so Q_i
 # rises with i; predictions are the human order with 0, 1, 2 adjacent swaps, then reversed, so

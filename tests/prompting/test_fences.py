@@ -16,14 +16,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from judgesdk.prompting.fences import JUDGED, QUOTE, neutralized_by
-from judgesdk.judging.judge import Judge
+from judgesdk.core.types import Scale
 from judgesdk.estimation.parsing import parse_score
+from judgesdk.judging.judge import Judge
+from judgesdk.prompting.fences import JUDGED, QUOTE, neutralized_by
 from judgesdk.prompting.presets import criterion as preset
+from judgesdk.prompting.templates import _PLACEHOLDER, bundled_template_ids, load_template
 from judgesdk.provider.protocol import as_text
 from judgesdk.providers.scripted import ScriptedProvider, ScriptedReply
-from judgesdk.prompting.templates import _PLACEHOLDER, bundled_template_ids, load_template
-from judgesdk.core.types import Scale
 
 # Values for the placeholders that are not judged text (tests/prompting/test_prompts.py has the full vocabulary).
 SETTINGS = {
@@ -209,7 +209,7 @@ def test_papers_templates_keep_their_wording_on_ordinary_text():
     for tid in bundled_template_ids():
         t = load_template(tid)
         values = {name: (SETTINGS.get(name) or f"Plain text for {name}.\nA second line, with a colon: here.") for name in t.variables}
-        expected = [_PLACEHOLDER.sub(lambda m: values[m.group(1)], part) for part in (t.system, t.user, t.answer_prefix) if part]
+        expected = [_PLACEHOLDER.sub(lambda m, v=values: v[m.group(1)], part) for part in (t.system, t.user, t.answer_prefix) if part]
         assert [m.content for m in t.render(**values)] == expected, tid
 
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from judgesdk.prompting import presets
 from judgesdk.core.errors import InputError
+from judgesdk.prompting import presets
 from judgesdk.prompting.templates import Template, bundled_template_ids, load_template
 
 if sys.version_info >= (3, 11):

@@ -8,14 +8,15 @@ import json
 
 import pytest
 
-from support.batch_server import BatchServer
+from judgesdk.core.errors import CapabilityError, ConfigError, InputError
+from judgesdk.core.types import Criterion, JudgeItem, Scale
+from judgesdk.judging.judge import Judge
+from judgesdk.judging.runners import run_offline
 from judgesdk.provider.layers.batch import BatchRunner, Deferral, DeferringProvider
 from judgesdk.provider.layers.cache import cache_key, open_cache
-from judgesdk.core.errors import CapabilityError, ConfigError, InputError
-from judgesdk.judging.judge import Judge
 from judgesdk.provider.protocol import GenerateRequest, GenerateResponse, Message
-from judgesdk.judging.runners import run_offline
-from judgesdk.core.types import Criterion, JudgeItem, Scale
+
+from support.batch_server import BatchServer
 
 pytest.importorskip("openai")
 pytest.importorskip("anthropic")

@@ -15,13 +15,13 @@ import httpx
 import pytest
 from pydantic import ValidationError
 
-from judgesdk.provider.layers.breaker import AdaptiveLimit, OverloadConfig, OverloadGuard, is_timeout
-from judgesdk.judging.judge_config import JudgeConfig
-from judgesdk.provider.stack import assemble
 from judgesdk.core.errors import AuthError, CircuitOpenError, ProviderError, ProviderTimeoutError, RateLimitError, TransientError
+from judgesdk.judging.judge_config import JudgeConfig
+from judgesdk.provider.layers.breaker import AdaptiveLimit, OverloadConfig, OverloadGuard, is_timeout
 from judgesdk.provider.protocol import Capabilities, Choice, GenerateRequest, GenerateResponse, Message, find_layer
-from support.virtual_time import virtual
+from judgesdk.provider.stack import assemble
 
+from support.virtual_time import virtual
 
 
 def request(text: str = "judge this") -> GenerateRequest:

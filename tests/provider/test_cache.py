@@ -1,7 +1,6 @@
 
 import pytest
 
-from judgesdk.provider.layers.cache import CachedProvider, cache_key, cache_stats, clear_cache, open_cache
 from judgesdk.core.errors import (
     AuthError,
     PermanentError,
@@ -11,9 +10,10 @@ from judgesdk.core.errors import (
     TransientError,
     error_from_status,
 )
+from judgesdk.provider.layers.cache import CachedProvider, cache_key, cache_stats, clear_cache, open_cache
+from judgesdk.provider.layers.retry import RetryingProvider, RetryPolicy
 from judgesdk.provider.protocol import GenerateRequest, Message
 from judgesdk.providers.scripted import ScriptedProvider
-from judgesdk.provider.layers.retry import RetryingProvider, RetryPolicy
 
 REQUEST = GenerateRequest(messages=(Message(role="user", content="hello"),))
 FAST = RetryPolicy(max_attempts=4, initial_wait_s=0.0, max_wait_s=0.05)

@@ -17,12 +17,12 @@ from pathlib import Path
 import diskcache
 import pytest
 
-from judgesdk.provider.layers.cache import CachedProvider, open_cache
 from judgesdk.cli.app import main
-from judgesdk.judging.judge_config import load_config
-from judgesdk.provider.stack import assemble
 from judgesdk.core.errors import ConfigError
+from judgesdk.judging.judge_config import load_config
+from judgesdk.provider.layers.cache import CachedProvider, open_cache
 from judgesdk.provider.protocol import GenerateRequest, Message, as_text, find_layer
+from judgesdk.provider.stack import assemble
 from judgesdk.providers.scripted import ScriptedProvider
 
 

@@ -6,11 +6,11 @@ import asyncio
 
 import pytest
 
-from judgesdk.provider.layers.coalesce import CoalescingProvider
-from judgesdk.judging.judge_config import load_config
-from judgesdk.provider.stack import assemble
 from judgesdk.core.errors import TransientError
+from judgesdk.judging.judge_config import load_config
+from judgesdk.provider.layers.coalesce import CoalescingProvider
 from judgesdk.provider.protocol import GenerateRequest, Message
+from judgesdk.provider.stack import assemble
 from judgesdk.providers.scripted import ScriptedProvider
 
 REQUEST = GenerateRequest(messages=(Message(role="user", content="hello"),))

@@ -6,19 +6,19 @@ import asyncio
 import json
 
 import pytest
-from judgesdk.providers.scripted import ScriptedProvider
 from pydantic import ValidationError
-from support.gates import gate, judged_config, scripted_rule
 
-from judgesdk.provider.layers.budget import Budget, BudgetedProvider, BudgetMeter
-from judgesdk.judging.judge_config import load_config
-from judgesdk.provider.pricing import price_for, summarize_usage
 from judgesdk.core.errors import BudgetExceededError, ConfigError
-from judgesdk.gate import evaluate_gates
-from judgesdk.provider.pricing import CostModel
-from judgesdk.provider.protocol import GenerateRequest, GenerateResponse, Message, Usage
-from judgesdk.judging.runners import budgeted_judge, score_within_budget
 from judgesdk.core.types import Criterion, JudgeResult
+from judgesdk.gate import evaluate_gates
+from judgesdk.judging.judge_config import load_config
+from judgesdk.judging.runners import budgeted_judge, score_within_budget
+from judgesdk.provider.layers.budget import Budget, BudgetedProvider, BudgetMeter
+from judgesdk.provider.pricing import CostModel, price_for, summarize_usage
+from judgesdk.provider.protocol import GenerateRequest, GenerateResponse, Message, Usage
+from judgesdk.providers.scripted import ScriptedProvider
+
+from support.gates import gate, judged_config, scripted_rule
 
 
 def res(provider: str, model: str, inp: int, out: int, cached: bool = False) -> JudgeResult:

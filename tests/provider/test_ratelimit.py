@@ -12,13 +12,13 @@ import pytest
 from pydantic import ValidationError
 
 from judgesdk.core.errors import RateLimitError, RetriesExhaustedError
-from judgesdk.provider.protocol import GenerateRequest, GenerateResponse, Message, Usage
-from judgesdk.providers.scripted import FULL, ScriptedProvider
 from judgesdk.provider.layers.ratelimit import RateLimitConfig, RateLimitedProvider
-from judgesdk.provider.settings import ProviderConfig
-from judgesdk.provider.registry import ProviderSpec, register, unregister
-from judgesdk.provider.stack import bottom
 from judgesdk.provider.layers.retry import RetryingProvider, RetryPolicy
+from judgesdk.provider.protocol import GenerateRequest, GenerateResponse, Message, Usage
+from judgesdk.provider.registry import ProviderSpec, register, unregister
+from judgesdk.provider.settings import ProviderConfig
+from judgesdk.provider.stack import bottom
+from judgesdk.providers.scripted import FULL, ScriptedProvider
 
 
 @contextlib.contextmanager

@@ -18,16 +18,17 @@ from pathlib import Path
 
 import pytest
 
-from support.hostile import SECRET, assert_one_line_error, run
-from judgesdk.provider import registry
 from judgesdk.cli.app import main
-from judgesdk.judging.judge_config import load_config
-from judgesdk.provider.settings import ProviderConfig, model_name
-from judgesdk.provider.stack import bottom, build_adapter
-from judgesdk.provider.pricing import price_for
 from judgesdk.core.errors import ConfigError
+from judgesdk.judging.judge_config import load_config
+from judgesdk.provider import registry
+from judgesdk.provider.pricing import price_for
 from judgesdk.provider.protocol import Capabilities
 from judgesdk.provider.registry import Pricing, ProviderOptions, ProviderSpec
+from judgesdk.provider.settings import ProviderConfig, model_name
+from judgesdk.provider.stack import bottom, build_adapter
+
+from support.hostile import SECRET, assert_one_line_error, run
 
 REPO = Path(__file__).resolve().parents[2]
 BUILT_IN = ["anthropic", "litellm", "local", "openai", "scripted"]

@@ -6,14 +6,15 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from support.virtual_time import virtual  # the event loop on virtual time
 
-from judgesdk.provider.layers.breaker import OverloadConfig, OverloadGuard
-from judgesdk.judging.judge_config import JudgeConfig
-from judgesdk.provider.stack import assemble
 from judgesdk.core.errors import RetriesExhaustedError, TransientError
-from judgesdk.provider.protocol import Capabilities, Choice, GenerateRequest, GenerateResponse, Message, find_layer
+from judgesdk.judging.judge_config import JudgeConfig
+from judgesdk.provider.layers.breaker import OverloadConfig, OverloadGuard
 from judgesdk.provider.layers.retry import RetryingProvider, RetryPolicy, exclude_from_budget
+from judgesdk.provider.protocol import Capabilities, Choice, GenerateRequest, GenerateResponse, Message, find_layer
+from judgesdk.provider.stack import assemble
+
+from support.virtual_time import virtual  # the event loop on virtual time
 
 
 def request(text: str) -> GenerateRequest:

@@ -10,8 +10,6 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from support.source import parse
-
 from judgesdk.judging.judge_config import load_config
 from judgesdk.provider.layers.batch import Deferral, DeferringProvider
 from judgesdk.provider.layers.breaker import OverloadGuard
@@ -24,6 +22,8 @@ from judgesdk.provider.layers.witness import Witness
 from judgesdk.provider.protocol import WrapperProvider
 from judgesdk.provider.stack import Extras, StackPlan, assemble, witnessed
 from judgesdk.providers.scripted import ScriptedProvider
+
+from support.source import parse
 
 REPO = Path(__file__).resolve().parents[2]
 LAYERS = REPO / "judgesdk" / "provider" / "layers"

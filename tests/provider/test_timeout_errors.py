@@ -13,11 +13,11 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 
-from judgesdk.provider.layers.breaker import OverloadConfig, OverloadGuard
 from judgesdk.core.errors import PermanentError, ProviderTimeoutError, RateLimitError, TransientError
+from judgesdk.provider.layers.breaker import OverloadConfig, OverloadGuard
+from judgesdk.provider.layers.retry import RetryingProvider, RetryPolicy
 from judgesdk.provider.protocol import Capabilities, Choice, GenerateRequest, GenerateResponse, Message
 from judgesdk.providers._sdk import classify
-from judgesdk.provider.layers.retry import RetryingProvider, RetryPolicy
 
 REQUEST = GenerateRequest(messages=(Message(role="user", content="judge this"),), max_tokens=4)
 OK = GenerateResponse(choices=[Choice(text="3")], provider="sim", model="sim")
@@ -41,7 +41,7 @@ def test_anthropic_api_timeout_error():
     anthropic = pytest.importorskip("anthropic")
     from anthropic import _exceptions  # its own httpx: httpx2 from anthropic 2.x, httpx before
 
-    http = getattr(_exceptions, "httpx2", None) or getattr(_exceptions, "httpx")
+    http = getattr(_exceptions, "httpx2", None) or _exceptions.httpx
     assert_timeout(anthropic.APITimeoutError(request=http.Request("POST", "https://api.anthropic.com/v1/messages")))
 
 

@@ -22,13 +22,13 @@ from typing import Any
 
 import pytest
 
-from judgesdk.judging.judge_config import load_config
-from judgesdk.provider.stack import build_adapter
 from judgesdk.core.errors import CapabilityError
+from judgesdk.core.types import Criterion, Scale
 from judgesdk.estimation.estimate import EstimationSettings, estimate
 from judgesdk.judging.judge import Judge
+from judgesdk.judging.judge_config import load_config
 from judgesdk.provider.protocol import GenerateRequest, Message
-from judgesdk.core.types import Criterion, Scale
+from judgesdk.provider.stack import build_adapter
 
 pytest.importorskip("openai")
 

@@ -18,8 +18,9 @@ llama_cpp = pytest.importorskip("llama_cpp")
 from packaging.requirements import Requirement  # noqa: E402
 from packaging.version import Version  # noqa: E402
 
-from support.source import parse  # noqa: E402  (tests/support/source.py: ast.parse that survives CPython 3.11's recursion-depth bug)
 from judgesdk.providers import _llama_compat as compat  # noqa: E402
+
+from support.source import parse  # noqa: E402  (tests/support/source.py: ast.parse that survives CPython 3.11's recursion-depth bug)
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -252,8 +252,8 @@ def test_common_prefix():
 def test_a_batch_too_small_for_the_padding_is_refused(gguf_path):
     """Every decode is padded by up to 6 tokens into llama-cpp-python's batch of n_batch slots: a smaller
     n_batch would write past it."""
-    from judgesdk.judging.judge_config import load_config
     from judgesdk.core.errors import ConfigError
+    from judgesdk.judging.judge_config import load_config
 
     with pytest.raises(ConfigError, match="n_batch must be >= 16"):
         provider(gguf_path, n_batch=8)

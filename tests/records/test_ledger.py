@@ -23,15 +23,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from judgesdk.cli.app import main
-from judgesdk.judging.judge_config import load_config
 from judgesdk.core.errors import InputError, PermanentError
+from judgesdk.core.types import Criterion
 from judgesdk.gate import evaluate_gates, load_gate_config
 from judgesdk.judging.judge import Judge
+from judgesdk.judging.judge_config import ask_for, load_config
 from judgesdk.provider.protocol import as_text
 from judgesdk.providers.scripted import ScriptedProvider, ScriptedReply
 from judgesdk.records import Ask, Ledger, is_final, item_ids, latest, parse_rows, read_rows
-from judgesdk.judging.judge_config import ask_for
-from judgesdk.core.types import Criterion
 
 REPO = Path(__file__).resolve().parents[2]
 FROM_CONFIG = Judge.from_config.__func__  # type: ignore[attr-defined]

@@ -17,10 +17,10 @@ import math
 from pathlib import Path
 
 import pytest
-from support.source import parse
 
 from judgesdk.cli.app import main
 from judgesdk.core.errors import InputError
+from judgesdk.core.types import JudgeResult, Scale
 from judgesdk.judging.judge import Judge
 from judgesdk.meta.readers import load_predictions
 from judgesdk.providers.scripted import ScriptedProvider, ScriptedReply
@@ -36,7 +36,8 @@ from judgesdk.records import (
     result_line,
     row_for,
 )
-from judgesdk.core.types import JudgeResult, Scale
+
+from support.source import parse
 
 REPO = Path(__file__).resolve().parents[2]
 PROBS = {"1": 0.0, "2": 0.1, "3": 0.2, "4": 0.3, "5": 0.4}

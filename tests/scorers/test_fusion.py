@@ -6,6 +6,7 @@ import math
 import pytest
 
 from judgesdk.core.errors import InputError
+from judgesdk.core.types import Criterion, JudgeItem
 from judgesdk.estimation.estimate import EstimationSettings
 from judgesdk.provider.protocol import Capabilities, as_text
 from judgesdk.providers.scripted import FULL, ScriptedProvider, ScriptedReply
@@ -22,7 +23,6 @@ from judgesdk.scorers.fusion import (
     rouge_tokens,
     score,
 )
-from judgesdk.core.types import Criterion, JudgeItem
 
 CRIT = Criterion(name="consistency", description="Only facts supported by the source.")
 ITEM = JudgeItem(output="the cat sat", source="The cat sat on the mat.")

@@ -7,13 +7,13 @@ import math
 import pytest
 
 from judgesdk.core.errors import CapabilityError, InputError
+from judgesdk.core.types import Criterion, JudgeItem
 from judgesdk.judging.judge import Judge
 from judgesdk.provider.protocol import Capabilities, GenerateRequest, as_text
 from judgesdk.providers.scripted import ScriptedProvider, ScriptedReply
 from judgesdk.scorers import scorer_for
 from judgesdk.scorers.common import ScorerOptions
 from judgesdk.scorers.likelihood import score, score_many
-from judgesdk.core.types import Criterion, JudgeItem
 
 SOURCE = "The council approved the new park on Monday after a long debate."
 CRIT = Criterion(name="relevance", description="How well does the text capture the source's key points?")
@@ -145,9 +145,8 @@ async def test_local_model_all_normalisations_and_prefix_reuse(local):
 async def test_llama_server_completions_echo(llama_server):
     """Through the OpenAI-compatible provider (``echo`` prompt logprobs). The llama.cpp server sorts the
     full vocabulary for every echoed token (~1 s each on 2 CPU threads), so the prompt is tiny."""
-    from judgesdk.providers.openai import OpenAIProvider, default_capabilities
-
     from judgesdk.prompting.templates import parse_template
+    from judgesdk.providers.openai import OpenAIProvider, default_capabilities
 
     tiny = parse_template(b'id = "test.tiny"\nversion = "1"\nuser = "{{source}}"\nanswer_prefix = "Text:"')
     provider = OpenAIProvider(

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-
 import pytest
 
 from judgesdk.core.errors import InputError
+from judgesdk.core.types import Criterion, JudgeItem, Scale
 from judgesdk.estimation.estimate import EstimationSettings
+from judgesdk.prompting.templates import load_template
 from judgesdk.provider.protocol import Capabilities, GenerateRequest, as_text
 from judgesdk.providers.scripted import ScriptedProvider, ScriptedReply
 from judgesdk.scorers.common import ScorerOptions
@@ -21,8 +22,6 @@ from judgesdk.scorers.multi import (
     score_fine_grained,
     score_with_rationale,
 )
-from judgesdk.prompting.templates import load_template
-from judgesdk.core.types import Criterion, JudgeItem, Scale
 
 ITEM = JudgeItem(output="Floods closed the road.", source="Heavy rain flooded the road on Tuesday.", id="i1")
 COH = Criterion(name="coherence", description="Well-structured and well-organized.")

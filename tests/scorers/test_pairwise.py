@@ -6,6 +6,7 @@ import math
 import pytest
 
 from judgesdk.core.errors import InputError
+from judgesdk.core.types import Criterion
 from judgesdk.estimation.estimate import EstimationSettings
 from judgesdk.provider.protocol import Capabilities, as_text
 from judgesdk.providers.scripted import ScriptedProvider, ScriptedReply
@@ -20,7 +21,6 @@ from judgesdk.scorers.pairwise import (
     select_pairs,
     win_ratios,
 )
-from judgesdk.core.types import Criterion
 
 SOURCE = "The council voted to build a library."
 OUTS = ["OUT0 text", "OUT1 text", "OUT2 text"]

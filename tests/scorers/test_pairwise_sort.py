@@ -14,11 +14,11 @@ from judgesdk.providers.scripted import ScriptedProvider, ScriptedReply
 from judgesdk.scorers.pairwise import (
     BradleyTerryFit,
     OrderJudgement,
-    _most_uncertain,
     calibrated,
     position_scores,
     rank,
 )
+from judgesdk.scorers.pairwise.adaptive import _most_uncertain
 
 SOURCE = "The council voted to build a library."
 
@@ -59,7 +59,8 @@ async def test_sort_recovers_the_true_order_despite_a_strong_first_position_bias
 
 
 async def test_sort_outputs_returns_the_merge_sorted_order():
-    from judgesdk.scorers.pairwise import _setup, sort_outputs
+    from judgesdk.scorers.pairwise import sort_outputs
+    from judgesdk.scorers.pairwise.comparison import _setup
 
     theta = [0.0, 2.0, 1.0, 3.0, -1.0]
     order, made = await sort_outputs(_setup("pairwise", SOURCE, "coherence", None), bt_judge(theta, 1.0), outputs(5))

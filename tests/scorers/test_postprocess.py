@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-
 import pytest
 
 from judgesdk.core.errors import InputError
+from judgesdk.core.types import JudgeItem, JudgeResult, Scale
 from judgesdk.estimation.estimate import EstimationSettings
-from judgesdk.scorers.postprocess import bin_map, bin_scores, filter_redundant, is_redundant
 from judgesdk.provider.protocol import Capabilities, GenerateRequest, as_text
 from judgesdk.providers.scripted import ScriptedProvider, ScriptedReply
-from judgesdk.core.types import JudgeItem, JudgeResult, Scale
+from judgesdk.scorers.postprocess import bin_map, bin_scores, filter_redundant, is_redundant
 
 LIKERT = Scale.likert(1, 5)
 REPEATS = "A family of four members, including a first member, a second member, a third member."

@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-
 import pytest
 
 from judgesdk.core.errors import InputError
+from judgesdk.core.types import Criterion, JudgeItem, Scale
 from judgesdk.estimation.estimate import EstimationSettings
 from judgesdk.judging.judge import Judge
 from judgesdk.prompting.presets import criterion as preset
+from judgesdk.prompting.templates import parse_template
 from judgesdk.provider.protocol import Capabilities, as_text
 from judgesdk.providers.scripted import ScriptedProvider, ScriptedReply
 from judgesdk.scorers import scorer_for
 from judgesdk.scorers.common import ScorerOptions
 from judgesdk.scorers.rts_mcq import PAPER_CRITERIA, score
-from judgesdk.prompting.templates import parse_template
-from judgesdk.core.types import Criterion, JudgeItem, Scale
 
 ITEM = JudgeItem(output="Floods closed the road.", source="Heavy rain flooded the road on Tuesday.", id="d1-M8")
 COHERENCE = preset("summeval", "coherence")

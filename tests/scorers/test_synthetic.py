@@ -7,13 +7,13 @@ import re
 import pytest
 
 from judgesdk.core.errors import InputError
+from judgesdk.core.types import Criterion, JudgeItem
 from judgesdk.estimation.estimate import EstimationSettings
 from judgesdk.provider.protocol import Capabilities, as_text
 from judgesdk.providers.scripted import ScriptedProvider, ScriptedReply
 from judgesdk.scorers import scorer_for
 from judgesdk.scorers.common import ScorerOptions
 from judgesdk.scorers.synthetic import LadderStore, generation_order, ladder_store, score, weighted_sum
-from judgesdk.core.types import Criterion, JudgeItem
 
 CRIT = Criterion(name="coherence", description="The summary flows well.")
 ITEM = JudgeItem(output="TARGET summary", source="SOURCE article text", id="x1")

@@ -28,9 +28,9 @@ from judgesdk.gate import (
     rogan_gladen,
 )
 from judgesdk.records.labels import HumanLabels, read_labels
-from support.ppi_runs import gate_file, gate_of, population, write_run
-
 from judgesdk.stats.ppi import mean_interval, ppi_lambda, ppi_lambdas_left_out, proportion_interval
+
+from support.ppi_runs import gate_file, gate_of, population, write_run
 
 REQUIRE_INTEGRATION = os.environ.get("JUDGESDK_REQUIRE_INTEGRATION") == "1"
 

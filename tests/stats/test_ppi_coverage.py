@@ -7,9 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from judgesdk.core.types import Criterion, JudgeResult, Scale
 from judgesdk.gate import CriterionRun, GateRun, HumanLabels, PPICILowerGate, decide, draw_slice, load_gate_config, ppi_mean
 from judgesdk.meta.datasets import load_dataset, shared_data_dir
-from judgesdk.core.types import Criterion, JudgeResult, Scale
 
 MIN_LABELS = PPICILowerGate.model_fields["min_labels"].default
 

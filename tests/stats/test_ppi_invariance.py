@@ -10,9 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from judgesdk.gate import ppi_mean
-from judgesdk.stats.ppi import ppi_lambdas_left_out
 from judgesdk.meta.datasets import load_dataset, shared_data_dir
-
+from judgesdk.stats.ppi import ppi_lambdas_left_out
 
 scores = st.integers(-5000, 5000).map(lambda k: k / 1000)  # judge scores on any scale, three decimals
 

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
 from support.source import parse
 
 if sys.version_info >= (3, 11):

@@ -75,7 +75,7 @@ def test_documented_import_paths_work_without_warnings():
         from judgesdk import Criterion, Judge, Scale  # noqa: F401
         from judgesdk.distributed import score_dataset  # noqa: F401
         from judgesdk.errors import ConfigError, InputError  # noqa: F401
-        from judgesdk.judge import Judge as Judge2, as_criteria, as_criterion  # noqa: F401
+        from judgesdk.judge import Judge as Judge2  # noqa: F401
         from judgesdk.judging.runners import run_offline  # noqa: F401
         from judgesdk.presets import criteria_for  # noqa: F401
         from judgesdk.provider import ProviderSpec, find_layer  # noqa: F401

@@ -13,8 +13,8 @@ def test_judge_criterion_and_scale_import_from_the_package_without_warnings():
         warnings.simplefilter("error")
         from judgesdk import Criterion, Judge, Scale
 
-    import judgesdk.judging.judge
     import judgesdk.core.types
+    import judgesdk.judging.judge
 
     assert Judge is judgesdk.judging.judge.Judge
     assert Criterion is judgesdk.core.types.Criterion and Scale is judgesdk.core.types.Scale

@@ -54,9 +54,9 @@ import struct
 import threading
 import time
 from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Iterable
 from urllib.parse import urlsplit
 
 __all__ = ["SLOW_CHUNKS", "Fault", "FaultProxy", "RequestRecord", "parse_fault"]
@@ -184,7 +184,7 @@ class _Server(ThreadingHTTPServer):
     allow_reuse_address = True
     request_queue_size = 64
 
-    def __init__(self, proxy: "FaultProxy") -> None:
+    def __init__(self, proxy: FaultProxy) -> None:
         self.proxy = proxy
         super().__init__(("127.0.0.1", 0), _Handler)
 
@@ -203,7 +203,7 @@ class _Server(ThreadingHTTPServer):
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server: _Server
-    _record: "RequestRecord | None" = None  # the request being handled (keep-alive: one at a time)
+    _record: RequestRecord | None = None  # the request being handled (keep-alive: one at a time)
 
     def log_message(self, format, *args):  # noqa: A002 - silence the default stderr log
         pass
@@ -382,7 +382,7 @@ class FaultProxy:
         self._thread: threading.Thread | None = None
 
     # -- lifecycle ------------------------------------------------------------------------------
-    def start(self) -> "FaultProxy":
+    def start(self) -> FaultProxy:
         if self._server is not None:
             return self
         self._stopping.clear()
@@ -413,7 +413,7 @@ class FaultProxy:
             self._thread.join(timeout=5)
             self._thread = None
 
-    def __enter__(self) -> "FaultProxy":
+    def __enter__(self) -> FaultProxy:
         return self.start()
 
     def __exit__(self, *exc) -> None:
@@ -435,7 +435,7 @@ class FaultProxy:
         return f"http://127.0.0.1:{self.port}"
 
     # -- script ---------------------------------------------------------------------------------
-    def script(self, faults: Iterable[str | int | Fault], *, default: str | None = None) -> "FaultProxy":
+    def script(self, faults: Iterable[str | int | Fault], *, default: str | None = None) -> FaultProxy:
         """Replace the pending script (validated up front); optionally change the after-script default."""
         parsed = [parse_fault(f) for f in faults]
         with self._lock:
@@ -444,13 +444,13 @@ class FaultProxy:
                 self._default = parse_fault(default)
         return self
 
-    def extend(self, faults: Iterable[str | int | Fault]) -> "FaultProxy":
+    def extend(self, faults: Iterable[str | int | Fault]) -> FaultProxy:
         parsed = [parse_fault(f) for f in faults]
         with self._lock:
             self._script.extend(parsed)
         return self
 
-    def set_default(self, fault: str) -> "FaultProxy":
+    def set_default(self, fault: str) -> FaultProxy:
         """Fault applied once the script is exhausted, e.g. ``"503"`` to fail every further request."""
         parsed = parse_fault(fault)
         with self._lock:

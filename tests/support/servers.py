@@ -66,8 +66,8 @@ import time
 import urllib.error
 import urllib.request
 import weakref
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Mapping, Sequence
 
 __all__ = [
     "LOOPBACK",
@@ -152,7 +152,7 @@ def embedded_gguf_path(env_var: str = "JUDGESDK_TEST_GGUF") -> Path:
 
 # -- subprocess servers ---------------------------------------------------------------------------
 
-_live: "weakref.WeakSet[ServerProcess]" = weakref.WeakSet()
+_live: weakref.WeakSet[ServerProcess] = weakref.WeakSet()
 
 
 @atexit.register
@@ -222,7 +222,7 @@ class ServerProcess:
     def origin(self) -> str:
         return f"http://{LOOPBACK}:{self.port}"
 
-    def start(self) -> "ServerProcess":
+    def start(self) -> ServerProcess:
         if self.proc is not None:
             return self
         t0 = time.monotonic()
@@ -520,7 +520,7 @@ class LiteLLMProxy(ServerProcess):
             drop=("database_url", "litellm_config", "config_file_path", "port", "host"),
         )
 
-    def start(self) -> "LiteLLMProxy":
+    def start(self) -> LiteLLMProxy:
         # YAML is a superset of JSON: no yaml dependency needed to write the config.
         self.config_path.write_text(json.dumps(self.config(), indent=2))
         return super().start()  # type: ignore[return-value]

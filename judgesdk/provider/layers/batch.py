@@ -29,15 +29,15 @@ import asyncio
 import os
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
-from pathlib import Path
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Literal, Protocol
 
 import diskcache
 from pydantic import BaseModel, Field
 
-from judgesdk.provider.layers.cache import CACHE_IO_ERRORS, cache_failure, cache_key
 from judgesdk.core.errors import ConfigError, InputError, PermanentError
+from judgesdk.provider.layers.cache import CACHE_IO_ERRORS, cache_failure, cache_key
 from judgesdk.provider.protocol import GenerateRequest, GenerateResponse, Provider, WrapperProvider
 
 BatchStatus = Literal["pending", "ended"]

@@ -52,8 +52,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from judgesdk.core.errors import CircuitOpenError, ProviderError, ProviderTimeoutError, TransientError
-from judgesdk.provider.protocol import GenerateRequest, GenerateResponse, Provider, WrapperProvider
 from judgesdk.provider.layers.retry import exclude_from_budget
+from judgesdk.provider.protocol import GenerateRequest, GenerateResponse, Provider, WrapperProvider
 
 Clock = Callable[[], float]
 Sleep = Callable[[float], Awaitable[None]]

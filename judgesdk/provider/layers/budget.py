@@ -26,9 +26,9 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, Field, model_validator
 
-from judgesdk.provider.pricing import CostModel, Price, price_for
 from judgesdk.core.errors import BudgetExceededError, ConfigError
 from judgesdk.core.types import Usage
+from judgesdk.provider.pricing import CostModel, Price, price_for
 from judgesdk.provider.protocol import GenerateRequest, GenerateResponse, Provider, WrapperProvider
 
 __all__ = ["Budget", "BudgetMeter", "BudgetState", "BudgetedProvider"]
