@@ -1,0 +1,67 @@
+"""The page: one HTML document holding its styles, its script and its data, and nothing it must fetch.
+
+The data (:func:`judgesdk.view.page_data.page_data`) is embedded as a JSON data block
+(``<script type="application/json">``), which a browser never runs. Inside it ``<``, ``>`` and ``&`` are
+written as ``\\u003c``, ``\\u003e``, ``\\u0026`` (and U+2028/U+2029 escaped too), so no text from a run, however
+it is spelled (``</script>``, ``<!--``), can close the block or open markup: it stays a JSON string, which
+the script puts into the page with ``textContent`` only. A Content-Security-Policy (a ``<meta>`` here, and a
+header from ``--serve``) lets only the page's own script and styles run (by their sha256) and forbids every
+request but those to the serving origin, so even markup that did get in could neither run nor call out.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import html
+import json
+from functools import cache
+from importlib import resources
+from typing import Any
+
+SCRIPT_ID = "judgesdk-data"
+_ESCAPES = {ord("<"): "\\u003c", ord(">"): "\\u003e", ord("&"): "\\u0026", 0x2028: "\\u2028", 0x2029: "\\u2029"}
+
+
+@cache
+def asset(name: str) -> str:
+    """A file of ``judgesdk/view/assets`` (the page's script and styles)."""
+    return resources.files("judgesdk.view").joinpath("assets", name).read_text(encoding="utf-8")
+
+
+def _sha256(text: str) -> str:
+    return "sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii")
+
+
+def data_json(data: Any) -> str:
+    """``data`` as JSON that is inert inside an HTML script element (module docstring)."""
+    return json.dumps(data, ensure_ascii=False, allow_nan=False, separators=(",", ":")).translate(_ESCAPES)
+
+
+def content_security_policy() -> str:
+    """Only the page's own script and styles run; requests only to the origin that served it (``--serve``'s
+    refresh); no plugins, frames, forms or base URL."""
+    return (
+        f"default-src 'none'; script-src '{_sha256(asset('view.js'))}'; style-src '{_sha256(asset('view.css'))}'; "
+        "img-src data: blob:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+    )
+
+
+def render_page(data: dict[str, Any]) -> str:
+    """The whole page as HTML text (UTF-8 when written)."""
+    title = html.escape(str(data.get("title") or "judgesdk view"), quote=True)
+    return (
+        "<!doctype html>\n"
+        '<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        f'<meta http-equiv="Content-Security-Policy" content="{content_security_policy()}">\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        '<meta name="generator" content="judgesdk view">\n'
+        f"<title>{title}</title>\n"
+        f"<style>{asset('view.css')}</style>\n"
+        "</head>\n<body>\n"
+        "<noscript>This report needs JavaScript to lay out its data (it makes no network request).</noscript>\n"
+        '<div id="app"></div>\n'
+        f'<script type="application/json" id="{SCRIPT_ID}">{data_json(data)}</script>\n'
+        f"<script>{asset('view.js')}</script>\n"
+        "</body>\n</html>\n"
+    )
