@@ -198,7 +198,10 @@ def _usage(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
         cost: float | None = 0.0
         note = "nothing billed"
         if counts["input_tokens"] + counts["output_tokens"] > 0:
-            price, note = price_for(kind, model)  # a kind the registry does not know is priced as a hosted API
+            if kind:
+                price, note = price_for(kind, model)  # a kind the registry does not know is priced as a hosted API
+            else:
+                price, note = None, "rows that name no provider: cost unknown"
             cost = None if price is None else price.cost(Usage(**counts))
         if cost is None:
             usd = None

@@ -70,7 +70,7 @@ def page(browser):
 
 def open_page(page, path: Path, anchor: str = "") -> None:
     page.goto(path.resolve().as_uri() + anchor)
-    page.wait_for_function("document.documentElement.dataset.ready === '1'")
+    page.wait_for_function("() => document.documentElement.dataset.ready === '1'")
 
 
 def write_page(tmp_path: Path, capsys, *args) -> Path:
@@ -288,7 +288,7 @@ def test_twenty_thousand_rows_stay_a_few_dozen_in_the_dom(page, tmp_path, capsys
     page.eval_on_selector(".vt-body", "b => { b.scrollTop = b.scrollHeight; b.dispatchEvent(new Event('scroll')); }")
     page.wait_for_selector(f".vt-row[style*='top: {(20_000 - 1) * 28}px']")
     page.fill("input[aria-label=search]", "d1249:s7")
-    page.wait_for_function("document.getElementById('item-count').dataset.shown === '2'")
+    page.wait_for_function("() => document.getElementById('item-count').dataset.shown === '2'")
 
 
 def test_serve_refreshes_the_open_page_as_rows_are_appended(page, tmp_path):
@@ -300,13 +300,13 @@ def test_serve_refreshes_the_open_page_as_rows_are_appended(page, tmp_path):
     try:
         url = re.search(r"http://\S+/", proc.stderr.readline()).group(0)
         page.goto(url + "#items")
-        page.wait_for_function("document.documentElement.dataset.ready === '1'")
+        page.wait_for_function("() => document.documentElement.dataset.ready === '1'")
         assert shown(page) == 3
         with results.open("a", encoding="utf-8") as fh:
             for row in rows[3:]:
                 fh.write(json.dumps(row) + "\n")
-        page.wait_for_function(f"document.documentElement.dataset.rows === '{len(rows)}'")
-        page.wait_for_function(f"document.getElementById('item-count').dataset.shown === '{len(rows)}'")
+        page.wait_for_function(f"() => document.documentElement.dataset.rows === '{len(rows)}'")
+        page.wait_for_function(f"() => document.getElementById('item-count').dataset.shown === '{len(rows)}'")
         assert "live" in page.inner_text("#live")
     finally:
         proc.send_signal(signal.SIGINT)

@@ -52,7 +52,7 @@ def result(rng: random.Random, index: int, criterion: str, *, shift: float = 0.0
     usage = Usage(input_tokens=rng.randint(300, 900), output_tokens=rng.randint(1, 40), calls=1)
     kind = index % 10
     if kind == 9:  # unparsed: a final verdict without a score
-        return JudgeResult(score=None, status="unparsed", criterion=criterion, method="geval", raw=["I cannot rate this."],
+        return JudgeResult(score=None, status="unparsed", criterion=criterion, method="geval", raw=["I cannot rate this."], provider="local", model="gemma-3-270m",
                            notes=["the answer held no label of the scale"], usage=usage, latency_s=0.2, provenance=_provenance("geval", sdk, sha), item_id=item_id)  # fmt: skip
     if kind in (6, 7):  # fused: an interval, signals and contributions
         low, high = centre - 0.4 - rng.random() * 0.6, centre + 0.4 + rng.random() * 0.6
