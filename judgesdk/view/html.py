@@ -15,11 +15,14 @@ import base64
 import hashlib
 import html
 import json
+import math
+import re
 from functools import cache
 from importlib import resources
 from typing import Any
 
 SCRIPT_ID = "judgesdk-data"
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _ESCAPES = {ord("<"): "\\u003c", ord(">"): "\\u003e", ord("&"): "\\u0026", 0x2028: "\\u2028", 0x2029: "\\u2029"}
 
 
@@ -34,8 +37,26 @@ def _sha256(text: str) -> str:
 
 
 def data_json(data: Any) -> str:
-    """``data`` as JSON that is inert inside an HTML script element (module docstring)."""
-    return json.dumps(data, ensure_ascii=False, allow_nan=False, separators=(",", ":")).translate(_ESCAPES)
+    """``data`` as JSON that is inert inside an HTML script element (module docstring). Numbers that JSON cannot
+    hold (NaN, infinities: a file's ``NaN`` token) become null, and lone surrogates (a file's ``\\udcff`` escape,
+    which UTF-8 cannot encode) U+FFFD."""
+    try:
+        text = json.dumps(data, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    except ValueError:  # a non-finite number somewhere: the slow, thorough pass
+        text = json.dumps(_finite(data), ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    if not text.isascii():
+        text = _SURROGATE.sub("\ufffd", text)  # only inside strings: JSON's own syntax is ASCII
+    return text.translate(_ESCAPES)
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
 
 
 def content_security_policy() -> str:

@@ -29,6 +29,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
+from pydantic import ValidationError
 
 from judgesdk.core.errors import InputError
 from judgesdk.core.types import Scale
@@ -75,26 +76,6 @@ def _interval(details: Mapping[str, Any]) -> tuple[float | None, float | None]:
     return None, None
 
 
-def _clean(value: Any) -> Any:
-    """JSON-safe: non-finite numbers become null, lone surrogates (from ``\\udcxx`` escapes in a file) U+FFFD,
-    keys text."""
-    if isinstance(value, str):
-        return value if value.isascii() else _no_surrogates(value)
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, Mapping):
-        return {_clean(str(k)): _clean(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_clean(v) for v in value]
-    return value
-
-
-def _no_surrogates(text: str) -> str:
-    if not any("\ud800" <= ch <= "\udfff" for ch in text):
-        return text
-    return "".join("\ufffd" if "\ud800" <= ch <= "\udfff" else ch for ch in text)
-
-
 # -- per item -------------------------------------------------------------------------------------------------
 
 
@@ -105,9 +86,13 @@ def _review(row: Mapping[str, Any], criterion: str) -> tuple[bool, list[str], fl
 
     if row.get("score") is None:
         return False, [], None, None
+    details = row.get("details") if isinstance(row.get("details"), Mapping) else {}
+    # only what the signals read (a jury's parts, raw answers and provenance would cost validation and change nothing)
+    record = {k: row[k] for k in ("id", "score", "status", "method", "criterion", "distribution") if k in row}
+    record["details"] = {k: details[k] for k in ("outside_fit", "outside_fitted_range") if k in details}
     try:
-        result = result_from_record(row, _DEFAULT_SCALE, criterion)
-    except Exception as exc:  # a row the gate could not read: shown, with why, never costing the other items
+        result = result_from_record(record, _DEFAULT_SCALE, criterion)
+    except (ValidationError, InputError, ValueError, TypeError) as exc:  # a row the gate could not read: shown, with why, never costing the others
         return False, [], None, f"not read as a result ({type(exc).__name__}: {str(exc).splitlines()[0][:200]})"
     flag = review_flags([ItemSignals.from_result(result.item_id or "", result)])[0]
     return flag.needs_review, list(flag.reasons), flag.risk, None
@@ -133,7 +118,7 @@ def _flags(row: Mapping[str, Any], score: float | None, review: bool) -> int:
 def _provenance_ref(value: Any, table: _Table) -> int | None:
     if not isinstance(value, Mapping):
         return None
-    return table.add(_clean(value), json.dumps(value, sort_keys=True, default=str))
+    return table.add(value, json.dumps(value, sort_keys=True, default=str))
 
 
 def _detail(row: Mapping[str, Any], provenance: _Table, strings: _Table) -> dict[str, Any]:
@@ -155,7 +140,7 @@ def _detail(row: Mapping[str, Any], provenance: _Table, strings: _Table) -> dict
                     part["provenance_ref"] = pref
             kept[name] = part
         d["parts"] = kept
-    return _clean(d)
+    return d
 
 
 # -- the run's header ---------------------------------------------------------------------------------------------
@@ -254,7 +239,7 @@ def _identity(rows: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, int]]:
 
 def _header(run: Run) -> dict[str, Any]:
     rows = list(run.rows.values())
-    return _clean({
+    return {
         "name": run.name,
         "files": run.files,
         "items": len({key[0] for key in run.rows}),
@@ -267,7 +252,7 @@ def _header(run: Run) -> dict[str, Any]:
         "asked": run.asked,
         "identity": _identity(rows),
         "usage": _usage(rows),
-    })  # fmt: skip
+    }
 
 
 # -- per criterion ------------------------------------------------------------------------------------------------
@@ -335,11 +320,11 @@ def _compare(run: Run, other: Run, keys: Sequence[Key], tolerance: float, string
     deltas = [d for d in columns["dl"] if d is not None]
     summary = report.model_dump(mode="json", exclude={"changed"})
     summary.update({"changed": changed_index, "n_changed": len(report.changed), "deltas": histogram(deltas), "header": _header(other)})
-    return _clean(summary), columns
+    return summary, columns
 
 
 def _card(card: Any) -> dict[str, Any]:
-    return _clean(card.model_dump(mode="json"))
+    return card.model_dump(mode="json")
 
 
 def _gate(verdict: Any, index: Mapping[Key, int], by_id: Mapping[str, list[int]]) -> tuple[dict[str, Any], dict[int, list[int]]]:
@@ -362,7 +347,7 @@ def _gate(verdict: Any, index: Mapping[Key, int], by_id: Mapping[str, list[int]]
             failing.setdefault(i, []).append(g_index)
         gates.append({"items": named})
     data["item_lists"] = gates
-    return _clean(data), failing
+    return data, failing
 
 
 # -- the page's data ---------------------------------------------------------------------------------------------
@@ -379,7 +364,8 @@ def page_data(
     title: str | None = None,
     live: bool = False,
 ) -> dict[str, Any]:
-    """Everything the page shows (module docstring), JSON-ready: ``json.dumps(..., allow_nan=False)`` holds."""
+    """Everything the page shows (module docstring), as JSON values; rows read from a file may hold non-finite
+    numbers and lone surrogates, which :func:`judgesdk.view.html.data_json` turns into null and U+FFFD."""
     if not run.rows and not live:  # --serve shows an empty run, and its rows as they come
         raise InputError(f"{run.name} holds no result rows: nothing to show (for a run still starting, use --serve)")
     strings, texts, provenance = _Table(), _Table(), _Table()
@@ -398,7 +384,7 @@ def page_data(
         if criterion not in crit_of:
             crit_of[criterion] = len(crit_names)
             crit_names.append(criterion)
-        items["id"].append(_clean(item_id))
+        items["id"].append(item_id)
         items["c"].append(crit_of[criterion])
         items["s"].append(score)
         items["st"].append(strings.add(status))
@@ -409,7 +395,7 @@ def page_data(
         own = (inputs or {}).get(item_id, {})
         for column, name in (("out", "output"), ("src", "source"), ("ref", "reference"), ("ctx", "context")):
             text = own.get(name, row.get(name))
-            items[column].append(texts.add(_clean(text)) if isinstance(text, str) and text else None)
+            items[column].append(texts.add(text) if isinstance(text, str) and text else None)
         detail = _detail(row, provenance, strings)
         if reasons or risk is not None:
             detail["review"] = {"needs_review": review, "reasons": reasons, "risk": risk}
@@ -434,7 +420,7 @@ def page_data(
             notes.append(f"{missing} row(s) have no item of that id in the input file: their texts are not shown")
     data: dict[str, Any] = {
         "format": FORMAT,
-        "title": _clean(title or f"judgesdk view: {run.name}"),
+        "title": title or f"judgesdk view: {run.name}",
         "live": live,
         "flags": list(FLAGS),
         "run": _header(run),
