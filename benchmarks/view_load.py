@@ -31,6 +31,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+ENTRY = "import sys; from judgesdk.cli.app import main; sys.exit(main())"  # the installed command, run by this Python
 sys.path.insert(0, str(REPO / "tests" / "view"))
 
 import view_rows  # noqa: E402  (the tests' synthetic runs)
@@ -75,7 +76,7 @@ def make_run(out: Path, n_rows: int) -> tuple[Path, Path]:
 
 def build(results: Path, page: Path, *extra: str) -> dict[str, float]:
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "judgesdk.cli.app", "view", str(results), *extra, "-o", str(page)], check=True, capture_output=True, text=True)
+    subprocess.run([sys.executable, "-c", ENTRY, "view", str(results), *extra, "-o", str(page)], check=True, capture_output=True, text=True)
     return {"build_s": time.perf_counter() - start, "mb": page.stat().st_size / 1e6}
 
 

@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+ENTRY = "import sys; from judgesdk.cli.app import main; sys.exit(main())"  # the installed command, run by this Python
 sys.path.insert(0, str(REPO / "tests" / "view"))
 
 import view_rows  # noqa: E402
@@ -30,7 +31,7 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-
 
 def judgesdk(*args: str) -> None:
     env = {**os.environ, "JUDGESDK_CACHE_DIR": str(OUT / "cache")}
-    subprocess.run([sys.executable, "-m", "judgesdk.cli.app", *args], check=True, env=env)
+    subprocess.run([sys.executable, "-c", ENTRY, *args], check=True, env=env)
 
 
 def main() -> None:

@@ -460,7 +460,8 @@ CATALOGUE = [
          ("--markdown", "is a file, not a folder")),  # fmt: skip
     # -- judgesdk view: the files beside a run ----------------------------------------------------------------
     Case("view of a missing results file", lambda f: ["view", f.root / "none.jsonl"], 3, ("none.jsonl does not exist",)),
-    Case("view of a file that is no results file", lambda f: ["view", f.items], 3, ("each result line must be an object with an 'id'",)),
+    Case("view of a file that is no results file", lambda f: ["view", f.jsonl('{"id": "2", "output": "x"}')], 3, ("each result line must be an object with an 'id'",)),
+    Case("view of the items file", lambda f: ["view", f.items], 3, ("no judge results", "--input")),
     Case("view of an empty results file", lambda f: ["view", f.text("r.jsonl", "")], 3, ("holds no result rows", "--serve")),
     Case("view --card that is no card", lambda f: ["view", f.results(), "--card", f.text("card.json", '{"title": "x"}')], 3, ("is not a judge card JSON",)),
     Case("view --card the Markdown", lambda f: ["view", f.results(), "--card", f.text("card.md", "# card")], 3, ("give the .json",)),

@@ -21,6 +21,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from judgesdk.core.errors import InputError
+from judgesdk.distributed.output import read_folder
+from judgesdk.gate.verdict import Verdict
+from judgesdk.meta.card import Card
 from judgesdk.records import parse_rows, read_items, read_rows, row_id
 
 Key = tuple[str, str]  # (item id, criterion or "")
@@ -59,8 +62,6 @@ def run_files(path: str | Path) -> list[Path]:
 def read_run(path: str | Path, name: str | None = None) -> Run:
     """The run at ``path`` (a results file, a results folder, or the stem of ``judgesdk card``'s files)."""
     if "://" in str(path):  # a Ray run written to s3://... or another filesystem pyarrow reaches
-        from judgesdk.distributed.output import read_folder
-
         parts = [(f.path, f.rows, f.unreadable) for f in read_folder(str(path))]
         if not parts:
             raise InputError(f"{path} holds no results files (*.jsonl)")
@@ -136,10 +137,8 @@ def _json_file(path: str | Path, flag: str, what: str) -> Any:
         raise InputError(f"{flag} {path} is not JSON (line {exc.lineno}): give the {what} file") from None
 
 
-def read_card(path: str | Path) -> Any:
+def read_card(path: str | Path) -> Card:
     """A judge card (``STEM.json``, :class:`judgesdk.meta.card.Card`)."""
-    from judgesdk.meta.card import Card
-
     hint = " (judgesdk card writes STEM.md and STEM.json: give the .json)" if str(path).endswith(".md") else ""
     if hint:
         raise InputError(f"--card {path} is the card's Markdown{hint}")
@@ -152,11 +151,9 @@ def read_card(path: str | Path) -> Any:
         raise InputError(f"--card {path} is not a judge card JSON ({where}: {first['msg']}): give the STEM.json judgesdk card wrote") from None
 
 
-def read_verdict(path: str | Path) -> Any:
+def read_verdict(path: str | Path) -> Verdict:
     """A gate report (``judgesdk gate --json-report FILE``, or ``--json``'s output saved): the
     :class:`judgesdk.gate.verdict.Verdict`."""
-    from judgesdk.gate.verdict import Verdict
-
     data = _json_file(path, "--gate", "gate report JSON (judgesdk gate --json-report FILE)")
     if not isinstance(data, Mapping) or "gates" not in data:
         raise InputError(f"--gate {path} is not a gate report: write one with judgesdk gate --json-report FILE")

@@ -33,6 +33,12 @@ from pydantic import ValidationError
 
 from judgesdk.core.errors import InputError
 from judgesdk.core.types import Scale
+from judgesdk.gate.run import result_from_record
+from judgesdk.jury.consensus import agreement
+from judgesdk.meta.diff import diff_rows
+from judgesdk.meta.reliability import ItemSignals, review_flags
+from judgesdk.provider.pricing import price_for
+from judgesdk.provider.protocol import Usage
 from judgesdk.view.load import Key, Run
 
 FORMAT = "judgesdk.view/1"
@@ -81,9 +87,6 @@ def _interval(details: Mapping[str, Any]) -> tuple[float | None, float | None]:
 
 def _review(row: Mapping[str, Any], criterion: str) -> tuple[bool, list[str], float | None, str | None]:
     """(needs review, reasons, risk, why it could not be judged) of one row, as the review gate reads it."""
-    from judgesdk.gate.run import result_from_record
-    from judgesdk.meta.reliability import ItemSignals, review_flags
-
     if row.get("score") is None:
         return False, [], None, None
     details = row.get("details") if isinstance(row.get("details"), Mapping) else {}
@@ -121,9 +124,13 @@ def _provenance_ref(value: Any, table: _Table) -> int | None:
     return table.add(value, json.dumps(value, sort_keys=True, default=str))
 
 
+_NOT_DETAIL = frozenset((*COLUMNS, *TEXT_FIELDS, "provenance", "method_reason", "item_id"))
+
+
 def _detail(row: Mapping[str, Any], provenance: _Table, strings: _Table) -> dict[str, Any]:
-    """A row's fields other than the table's columns, texts and provenance (which are stored once)."""
-    d = {k: v for k, v in row.items() if k not in COLUMNS and k not in TEXT_FIELDS and k not in ("provenance", "method_reason", "item_id")}
+    """A row's fields other than the table's columns, texts and provenance (which are stored once); fields the
+    writer leaves null, empty or false are left out (the page reads a missing field as that)."""
+    d = {k: v for k, v in row.items() if k not in _NOT_DETAIL and v is not None and v != [] and v != {} and v is not False}
     ref = _provenance_ref(row.get("provenance"), provenance)
     if ref is not None:
         d["provenance_ref"] = ref
@@ -134,7 +141,7 @@ def _detail(row: Mapping[str, Any], provenance: _Table, strings: _Table) -> dict
         kept = {}
         for name, part in parts.items():
             if isinstance(part, Mapping):
-                part = {k: v for k, v in part.items() if k not in ("provenance", "raw")}
+                part = {k: v for k, v in part.items() if k not in ("provenance", "raw") and v is not None and v != [] and v != {} and v is not False}
                 pref = _provenance_ref(parts[name].get("provenance"), provenance)
                 if pref is not None:
                     part["provenance_ref"] = pref
@@ -150,9 +157,6 @@ def _usage(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     """Tokens, calls, time and cost of a run's rows (cost: :func:`judgesdk.provider.pricing.price_for` per
     provider/model on the tokens billed, that is of rows not served from the cache; unknown, with why, where
     there is no price)."""
-    from judgesdk.provider.pricing import price_for
-    from judgesdk.provider.protocol import Usage
-
     fields = ("input_tokens", "output_tokens", "cached_input_tokens", "cache_write_input_tokens", "calls")
     total = dict.fromkeys(fields, 0)
     billed: dict[tuple[str, str], dict[str, int]] = {}
@@ -259,14 +263,15 @@ def _header(run: Run) -> dict[str, Any]:
 
 
 def histogram(values: Sequence[float], bins: int = MAX_BINS) -> dict[str, Any] | None:
-    """A histogram of ``values``: one bar per value where they take at most ``bins`` distinct values (a label
-    scale), else ``bins`` equal-width bins over their range (numpy's edges: the last bin is closed)."""
+    """A histogram of ``values``: one bar per value where they are whole numbers taking at most ``bins`` values
+    (a label scale's scores), else ``bins`` equal-width bins over their range (numpy's edges: the last bin is
+    closed)."""
     if not values:
         return None
     array = np.asarray(values, dtype=float)
     distinct = np.unique(array)
     summary = {"n": int(array.size), "mean": float(array.mean()), "median": float(np.median(array)), "min": float(array.min()), "max": float(array.max())}
-    if distinct.size <= bins:
+    if distinct.size <= bins and np.all(distinct == np.round(distinct)):
         counts = [int(np.count_nonzero(array == v)) for v in distinct]
         return {"discrete": True, "values": [float(v) for v in distinct], "counts": counts, **summary}
     counts, edges = np.histogram(array, bins=bins)
@@ -274,8 +279,6 @@ def histogram(values: Sequence[float], bins: int = MAX_BINS) -> dict[str, Any] |
 
 
 def _criteria(names: Sequence[str], run: Run, scores: Sequence[float | None], crit: Sequence[int], lows: Sequence[float | None], highs: Sequence[float | None]) -> list[dict[str, Any]]:
-    from judgesdk.jury.consensus import agreement
-
     out = []
     for index, name in enumerate(names):
         mine = [i for i, c in enumerate(crit) if c == index]
@@ -300,8 +303,6 @@ def _criteria(names: Sequence[str], run: Run, scores: Sequence[float | None], cr
 def _compare(run: Run, other: Run, keys: Sequence[Key], tolerance: float, strings: _Table) -> tuple[dict[str, Any], dict[str, list[Any]]]:
     """The two-run diff (:func:`judgesdk.meta.diff.diff_rows`, run = old, other = new), and per item of ``run``
     the other run's score and status, the delta and, for a moved item, what changed in the judge's record."""
-    from judgesdk.meta.diff import diff_rows
-
     report = diff_rows(run.rows, other.rows, tolerance=tolerance, old_name=run.name, new_name=other.name)
     moved = {(c.id, c.criterion): c for c in report.changed}
     columns: dict[str, list[Any]] = {"b": [], "bst": [], "dl": [], "ch": []}
@@ -368,6 +369,8 @@ def page_data(
     numbers and lone surrogates, which :func:`judgesdk.view.html.data_json` turns into null and U+FFFD."""
     if not run.rows and not live:  # --serve shows an empty run, and its rows as they come
         raise InputError(f"{run.name} holds no result rows: nothing to show (for a run still starting, use --serve)")
+    if run.rows and not any("score" in row or "status" in row for row in run.rows.values()):
+        raise InputError(f"{run.name} holds no judge results (no row has a score or a status): is it the items file? Give that with --input")
     strings, texts, provenance = _Table(), _Table(), _Table()
     keys = list(run.rows)
     crit_names: list[str] = []

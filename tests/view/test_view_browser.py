@@ -102,7 +102,7 @@ def real_runs(gguf_path, tmp_path_factory):
     for method in ("fused", "geval"):
         out = folder / f"{method}.jsonl"
         done = subprocess.run(
-            [sys.executable, "-m", "judgesdk.cli.app", "score", str(REPO / "examples" / "summaries.jsonl"), "--config", str(REPO / "examples" / "local.toml"),
+            [sys.executable, "-c", "import sys; from judgesdk.cli.app import main; sys.exit(main())", "score", str(REPO / "examples" / "summaries.jsonl"), "--config", str(REPO / "examples" / "local.toml"),
              "--preset", "summeval", "--criterion", "consistency", "--method", method, "--quiet", "-o", str(out)],
             capture_output=True, text=True, env=env, timeout=1800,
         )  # fmt: skip

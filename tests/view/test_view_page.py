@@ -122,6 +122,7 @@ def test_histogram_bins():
     assert histogram([1, 2, 2, 5]) == {"discrete": True, "values": [1.0, 2.0, 5.0], "counts": [1, 2, 1], "n": 4, "mean": 2.5, "median": 2.0, "min": 1.0, "max": 5.0}
     continuous = histogram([i / 100 for i in range(100)], bins=10)
     assert not continuous["discrete"] and continuous["counts"] == [10] * 10 and len(continuous["edges"]) == 11
+    assert not histogram([1.5, 2.25, 3.0])["discrete"]  # few values, but not a label scale's: binned
     assert histogram([]) is None
 
 

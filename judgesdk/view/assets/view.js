@@ -215,7 +215,7 @@
 
   // -- the virtual table --------------------------------------------------------------------------------------
 
-  function vtable(cols, getOrder, sortState, onSort, href) {
+  function vtable(cols, getOrder, sortState, onSort, href, cls) {
     var head = h('div', { class: 'vt-head', role: 'row' });
     var buttons = cols.map(function (col) {
       var b = h('button', { class: col.cls, type: 'button', data: { key: col.key }, onclick: function () { onSort(col.key); } }, col.label);
@@ -224,7 +224,7 @@
     });
     var spacer = h('div', { class: 'vt-spacer', role: 'rowgroup' });
     var body = h('div', { class: 'vt-body' }, spacer);
-    var root = h('div', { class: 'vt', role: 'table' }, head, body);
+    var root = h('div', { class: 'vt' + (cls ? ' ' + cls : ''), role: 'table' }, head, body);
     var pool = [], pending = false;
 
     function cell(span, col, i) {
@@ -386,7 +386,7 @@
       if (S.sort.key === key) S.sort.dir = -S.sort.dir; else { S.sort.key = key; S.sort.dir = key === 'score' || key === 'flags' || key === 'delta' ? -1 : 1; }
       S.sorted = null;
       refreshItems();
-    }, anchor);
+    }, anchor, M.b ? 'with-b' : null);
     var detail = h('div', { class: 'detail', id: 'item-detail', 'aria-live': 'polite' });
     var root = h('div', { class: 'items', id: 'items-view', style: { display: 'flex', flexDirection: 'column', flex: '1', minHeight: '0' } },
       bar, h('div', { class: 'split' }, table.root, detail));
@@ -626,15 +626,15 @@
     var table = vtable(ccols, function () { return S.corder; }, function () { return S.csort; }, function (key) {
       if (S.csort.key === key) S.csort.dir = -S.csort.dir; else { S.csort.key = key; S.csort.dir = 1; }
       reorder(); table.draw();
-    }, anchor);
+    }, anchor, 'compare');
     var shift = c.shift;
-    var page = h('section', { class: 'page', id: 'compare-view', style: { display: 'flex', flexDirection: 'column', height: '100%', maxWidth: 'none' } },
+    var page = h('section', { class: 'page', id: 'compare-view', style: { maxWidth: 'none' } },
       h('h2', null, 'Two runs: A ', h('span', { class: 'mono' }, c.old), ' and B ', h('span', { class: 'mono' }, c.new)),
       h('div', { class: 'cards', id: 'compare-summary' }, [
         ['items in both', ints(c.paired)], ['only in A', ints(c.only_old)], ['only in B', ints(c.only_new)],
         ['moved beyond ' + c.tolerance + ' or changed status', ints(c.n_changed)], ['judged by a different judge record', ints(c.provenance_changed)],
         ['moved, same judge record (unexplained)', ints(c.unexplained)],
-        ['mean shift B−A', signed(shift.mean)], ['median shift', signed(shift.median)], ['p (' + shift.test + ')', shift.p_value == null ? 'n/a' : shift.p_value.toPrecision(3)],
+        ['mean shift B−A', signed(shift.mean)], ['median shift', signed(shift.median)], ['p (' + shift.test + ')', shift.p_value == null ? 'n/a' : shift.p_value < 1e-4 ? '< 0.0001' : shift.p_value.toPrecision(3)],
       ].map(function (x) { return h('div', { class: 'card' }, h('div', { class: 'k' }, x[0]), h('div', { class: 'v' }, x[1])); })),
       h('div', { class: 'crits' },
         h('div', null, h('h3', null, 'What changed in the judge, over the moved items'),
@@ -647,7 +647,7 @@
           }))),
         h('div', null, h('h3', null, 'Deltas B−A over the items scored in both'), histogram(c.deltas, 'deltas', 'deltas'))),
       h('h3', null, 'Moved items (' + ints(c.n_changed) + ')'),
-      h('div', { style: { display: 'flex', flex: '1', minHeight: '320px' } }, table.root));
+      h('div', { class: 'moved' }, table.root));
     V.compare = { root: page, table: table };
     return page;
   }
@@ -737,7 +737,7 @@
   function show() {
     var root = views(S.tab);
     if (V.main.firstChild !== root) V.main.replaceChildren(root);
-    V.main.className = S.tab === 'items' || S.tab === 'compare' ? 'items-view' : '';
+    V.main.className = S.tab === 'items' ? 'items-view' : '';
     Array.prototype.forEach.call(V.nav.children, function (a) { a.classList.toggle('on', a.dataset.tab === S.tab); });
     if (S.tab === 'items') {
       refreshItems();
