@@ -23,7 +23,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from judgesdk.core.errors import InputError
-from judgesdk.view.html import content_security_policy, data_json, render_page
+from judgesdk.view.html import content_security_policy, data_json, packed, render_page
 
 log = logging.getLogger("judgesdk.view")
 
@@ -52,7 +52,7 @@ class LiveData:
                 else:
                     self._seen, self.error = now, None
                     data["version"] = hashlib.sha256(repr(now).encode()).hexdigest()[:16]
-                    self.data, self.body = data, data_json(data).encode("utf-8")
+                    self.data, self.body = data, data_json(packed(data)).encode("utf-8")
             return self.data, self.body
 
 

@@ -120,8 +120,8 @@ def test_a_real_run_shows_its_texts_interval_signals_and_distribution(page, real
     sha = fused[0]["provenance"]["served"]["model_sha256"]
     assert sha in page.inner_text("#run-view")  # the model file's identity in the header
     page.click("nav a[data-tab=items]")
-    page.click(f".vt-row[data-index='0']")
-    page.wait_for_selector("#item-detail [data-field=output]")
+    page.click(".vt-row[data-index='0']")
+    page.wait_for_selector("#item-detail [data-index='0'][data-loaded='1']")
     row = fused[0]
     assert page.inner_text("#item-detail h2") == row["id"]
     assert page.text_content("#item-detail [data-field=output]") == items[row["id"]]["output"]
@@ -202,7 +202,7 @@ def test_a_jury_shows_its_members_and_alpha(page, synthetic, tmp_path, capsys):
     rows = [json.loads(line) for line in results.read_text().splitlines()]
     jury = next(i for i, r in enumerate(rows) if r["method"] == "jury")
     open_page(page, write_page(tmp_path, capsys, results, "--input", inputs), f"#item/{rows[jury]['criterion']}/{quote(rows[jury]['id'], safe='')}")
-    page.wait_for_selector(f"#item-detail [data-index='{jury}']")
+    page.wait_for_selector(f"#item-detail [data-index='{jury}'][data-loaded='1']")
     detail = page.inner_text("#item-detail")
     assert "Jury" in detail and "Krippendorff" in detail
     for name in ("small", "medium", "large"):
@@ -230,7 +230,7 @@ def test_planted_scripts_never_run(page, tmp_path, capsys):
         row = page.locator(f".vt-row[data-index='{index}']")
         if row.count():
             row.click()
-            page.wait_for_selector(f"#item-detail [data-index='{index}']")
+            page.wait_for_selector(f"#item-detail [data-index='{index}'][data-loaded='1']")
             page.hover("#item-detail h2")
     page.click("#item-detail summary >> nth=-1")
     assert page.evaluate("typeof window.__judgesdk_pwned") == "undefined"

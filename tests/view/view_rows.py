@@ -128,7 +128,9 @@ def write_jsonl(path: Path, lines: Iterator[dict[str, Any]] | Sequence[dict[str,
 
 
 def embedded(page: str) -> dict[str, Any]:
-    """The data a page written by ``judgesdk view`` embeds (its JSON data block)."""
+    """The data a page written by ``judgesdk view`` embeds (its JSON data block, details inflated)."""
+    from judgesdk.view.html import unpacked
+
     found = re.search(r'<script type="application/json" id="judgesdk-data">(.*?)</script>', page, re.S)
     assert found is not None, "no data block in the page"
-    return json.loads(found.group(1))
+    return unpacked(json.loads(found.group(1)))

@@ -123,7 +123,25 @@
       for (var j = 0; j < n; j++) { M.b[j] = it.b[j] == null ? NaN : it.b[j]; M.dl[j] = it.dl[j] == null ? NaN : it.dl[j]; }
     }
     if (D.gate) M.gates = D.gate.item_lists.map(function (g) { return new Set(g.items); });
+    CHUNKS = {};
     S.sorted = null;
+  }
+
+  // -- each item's details: raw-deflate chunks, inflated when one of their items is opened or exported --------------
+
+  var CHUNKS = {};
+  function chunkLines(k) {
+    var found = CHUNKS[k];
+    if (found) return found;
+    var bytes = Uint8Array.from(atob(D.items.details.chunks[k]), function (ch) { return ch.charCodeAt(0); });
+    var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('deflate-raw'));
+    found = CHUNKS[k] = new Response(stream).text().then(function (text) { return text.split('\n'); });
+    return found;
+  }
+  /** A Promise of item i's details (the row's fields beyond the table's columns). */
+  function detailOf(i) {
+    var size = D.items.details.chunk, k = Math.floor(i / size);
+    return chunkLines(k).then(function (lines) { return JSON.parse(lines[i - k * size]); });
   }
 
   function crit(i) { return D.criteria[M.c[i]].name; }
@@ -512,8 +530,8 @@
     ];
   }
 
-  function rowObject(i) {
-    var d = D.items.d[i], row = { id: D.items.id[i], criterion: crit(i), score: isFinite(M.score[i]) ? M.score[i] : null,
+  function rowObject(i, d) {
+    var row = { id: D.items.id[i], criterion: crit(i), score: isFinite(M.score[i]) ? M.score[i] : null,
       status: D.strings[M.st[i]], method: D.strings[M.m[i]] };
     for (var k in d) {
       if (k === 'provenance_ref' || k === 'method_reason_ref' || k === 'review' || k === 'gates' || k === 'unread') continue;
@@ -532,12 +550,12 @@
     return row;
   }
 
-  function detailView(i) {
-    var d = D.items.d[i], details = d.details || {};
+  function detailView(i, d) {
+    var details = d.details || {};
     var reason = d.method_reason_ref != null ? D.strings[d.method_reason_ref] : '';
     var usage = d.usage || {};
     var gates = (d.gates || []).map(function (g) { return D.gate.gates[g]; });
-    return h('div', { data: { index: i, id: D.items.id[i] } },
+    return h('div', { data: { index: i, id: D.items.id[i], loaded: d.loading ? '' : '1' } },
       h('h2', { class: 'iso' }, txt(D.items.id[i])),
       h('p', null, h('a', { href: anchor(i), class: 'permalink', title: 'this item\'s own address' }, 'link to this item'),
         ' · criterion ', h('b', { class: 'iso' }, txt(crit(i))), ' · score ', h('b', { id: 'detail-score' }, num(M.score[i])),
@@ -558,18 +576,22 @@
       juryView(i, d),
       d.notes && d.notes.length ? [h('h3', null, 'Notes'), h('ul', { class: 'item-notes' }, d.notes.map(function (n) { return h('li', null, txt(n)); }))] : null,
       d.rationale ? [h('h3', null, 'Rationale'), h('div', { class: 'text' }, txt(d.rationale))] : null,
-      h('h3', null, 'Usage'),
-      kvTable([['tokens in / out', ints(usage.input_tokens) + ' / ' + ints(usage.output_tokens)], ['calls', ints(usage.calls)],
-        ['latency', num(d.latency_s, 3) + ' s'], ['from the cache', d.cached ? 'yes' : 'no']]),
-      provenanceView(d),
+      d.loading ? null : [h('h3', null, 'Usage'),
+        kvTable([['tokens in / out', ints(usage.input_tokens) + ' / ' + ints(usage.output_tokens)], ['calls', ints(usage.calls)],
+          ['latency', num(d.latency_s, 3) + ' s'], ['from the cache', d.cached ? 'yes' : 'no']]),
+        provenanceView(d)],
       d.raw && d.raw.length ? h('details', null, h('summary', null, 'The model\'s raw answers (' + d.raw.length + ')'),
         d.raw.map(function (r) { return h('div', { class: 'text' }, txt(r)); })) : null,
-      h('details', null, h('summary', null, 'The whole row (JSON)'), h('pre', { class: 'json' }, txt(JSON.stringify(rowObject(i), null, 2)))));
+      d.loading ? h('p', { class: 'muted' }, 'reading the item\'s details…')
+        : h('details', null, h('summary', null, 'The whole row (JSON)'), h('pre', { class: 'json' }, txt(JSON.stringify(rowObject(i, d), null, 2)))));
   }
 
   function showDetail() {
-    var pane = V.items.detail;
-    if (S.open >= 0) pane.replaceChildren(detailView(S.open));
+    var pane = V.items.detail, open = S.open;
+    if (open >= 0) {
+      pane.replaceChildren(detailView(open, { loading: true }));  // the columns at once, the rest when inflated
+      detailOf(open).then(function (d) { if (S.open === open && V.items && V.items.detail === pane) pane.replaceChildren(detailView(open, d)); });
+    }
     else if (S.missing) pane.replaceChildren(h('p', { class: 'empty' }, 'No item ', h('span', { class: 'mono' }, plain(S.missing)), ' in this run.'));
     else pane.replaceChildren(h('p', { class: 'empty' }, 'Choose an item in the table to see its texts, distribution, interval, signals and provenance.'));
     V.items.table.draw();
@@ -594,10 +616,17 @@
           D.items.lo[i], D.items.hi[i]].concat(M.b ? [isFinite(M.b[i]) ? M.b[i] : '', isFinite(M.dl[i]) ? M.dl[i] : ''] : []);
         lines.push(cells.map(csvCell).join(','));
       }
+      download(lines, kind, 'text/csv');
     } else {
-      for (var w = 0; w < order.length; w++) lines.push(JSON.stringify(rowObject(order[w])));
+      var rows = Array.from(order);
+      Promise.all(rows.map(detailOf)).then(function (details) {
+        download(rows.map(function (i, k) { return JSON.stringify(rowObject(i, details[k])); }), kind, 'application/x-ndjson');
+      });
     }
-    var blob = new Blob([lines.join('\n') + '\n'], { type: kind === 'csv' ? 'text/csv' : 'application/x-ndjson' });
+  }
+
+  function download(lines, kind, type) {
+    var blob = new Blob([lines.length ? lines.join('\n') + '\n' : ''], { type: type });
     var link = document.createElement('a');
     link.href = URL.createObjectURL(blob);
     link.download = 'judgesdk-view-rows.' + kind;
