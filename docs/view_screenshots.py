@@ -54,7 +54,7 @@ def main() -> None:
     first_id = next(line for line in examples.read_text().splitlines()).split('"id": "')[1].split('"')[0]
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=FLAGS, headless=True)
-        page = browser.new_page(viewport={"width": 1400, "height": 900})
+        page = browser.new_page(viewport={"width": 1600, "height": 900})
 
         def shoot(path: Path, anchor: str, name: str, before=None) -> None:
             page.goto(path.as_uri() + anchor)
