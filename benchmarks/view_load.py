@@ -54,7 +54,7 @@ async () => {
   flag.value = ''; flag.dispatchEvent(new Event('change'));
   time('sort_ms', () => document.querySelector('.vt-head button[data-key=score]').click());
   const body = document.querySelector('.vt-body');
-  const bottom = () => Array.from(document.querySelectorAll('.vt-row')).some(r => r.style.display !== 'none' && parseFloat(r.style.top) + 28 >= body.scrollHeight - 1);
+  const bottom = () => Array.from(document.querySelectorAll('.vt-row')).some(r => r.style.display !== 'none' && r.offsetTop + r.offsetHeight >= body.scrollHeight - 1);
   const t0 = performance.now();
   body.scrollTop = body.scrollHeight;  // the table draws the rows now in view on an animation frame after the scroll event
   let frames = 0;

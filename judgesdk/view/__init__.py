@@ -15,8 +15,9 @@ a judge card's agreement table (:mod:`judgesdk.meta.card`) and a gate report's f
 * :mod:`~judgesdk.view.page_data`: what the page shows, computed once in Python (flags, review reasons,
   histograms, the header's totals, the two-run diff), as one JSON-ready dict; each text stored once;
 * :mod:`~judgesdk.view.html`: the page: the data as inert JSON (``<`` escaped, so no text in it can end its
-  script element) beside the script and styles of ``assets/``, under a Content-Security-Policy that lets
-  only that script run;
+  script element; each item's details deflated in chunks the page inflates when an item is opened, so a
+  large run's page stays small and parses fast) beside the script and styles of ``assets/``, under a
+  Content-Security-Policy that lets only that script run;
 * :mod:`~judgesdk.view.server`: ``--serve``: the page and its data from ``http.server`` on 127.0.0.1.
 
 Text from a run (outputs, sources, ids, notes) reaches the page only as data and the DOM only through
