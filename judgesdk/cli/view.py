@@ -88,10 +88,10 @@ def _serve(args: argparse.Namespace, build: Any) -> int:
     server = make_server(live, args.host, args.port)
     host, port = server.server_address[:2]
     shown = f"[{host}]" if ":" in str(host) else host
-    if args.host not in (LOOPBACK, "localhost", "::1"):
-        print(f"judgesdk view: serving on {args.host}: anyone who can reach this machine can read the run", file=sys.stderr)
-    print(f"judgesdk view: serving http://{shown}:{port}/ (refreshes as rows are appended; Ctrl-C stops)", file=sys.stderr, flush=True)
-    try:
+    try:  # from here on Ctrl-C is how the server is stopped: exit 0
+        if args.host not in (LOOPBACK, "localhost", "::1"):
+            print(f"judgesdk view: serving on {args.host}: anyone who can reach this machine can read the run", file=sys.stderr)
+        print(f"judgesdk view: serving http://{shown}:{port}/ (refreshes as rows are appended; Ctrl-C stops)", file=sys.stderr, flush=True)
         server.serve_forever(poll_interval=0.2)
     except KeyboardInterrupt:
         print("judgesdk view: stopped", file=sys.stderr)

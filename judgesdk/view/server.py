@@ -6,14 +6,16 @@ time, :func:`judgesdk.view.load.stamp`; ``If-None-Match`` with the current versi
 ``/healthz``. The page asks for ``/data.json`` every second and redraws what changed, keeping its filters and
 the open item.
 
-It binds 127.0.0.1 unless told otherwise, and answers only requests whose ``Host`` names the address it
-serves (or ``localhost``), so a web page elsewhere cannot read a run through DNS rebinding; every answer
-carries the page's Content-Security-Policy and ``X-Content-Type-Options: nosniff``.
+It binds 127.0.0.1 unless told otherwise, and on a loopback address answers only requests whose ``Host``
+names that address (or ``localhost``), so a web page elsewhere cannot read a run through DNS rebinding (bound
+to another address with ``--host``, it was exposed on purpose and answers any name); every answer carries the
+page's Content-Security-Policy and ``X-Content-Type-Options: nosniff``.
 """
 
 from __future__ import annotations
 
 import hashlib
+import ipaddress
 import json
 import logging
 import threading
@@ -69,6 +71,8 @@ def make_server(live: LiveData, host: str = "127.0.0.1", port: int = 0) -> Threa
 
         def _allowed_host(self) -> bool:
             bound_host, bound_port = self.server.server_address[:2]
+            if not ipaddress.ip_address(bound_host).is_loopback:  # exposed on purpose (--host): any name may reach it
+                return True
             given = (self.headers.get("Host") or "").strip().lower()
             allowed = {f"{name}:{bound_port}" for name in {str(bound_host).lower(), "localhost", "127.0.0.1", "[::1]"}}
             return given in allowed
