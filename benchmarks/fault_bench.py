@@ -216,11 +216,11 @@ def _kind(spec: str) -> str:
 
 
 def run_overload(args: argparse.Namespace) -> dict[str, Any]:
-    from servers import LlamaServer, embedded_gguf_path
-
     from judgesdk.meta import bench
     from judgesdk.meta.datasets import load_dataset
     from judgesdk.prompting.presets import criteria_for
+
+    from support.servers import LlamaServer, embedded_gguf_path
 
     records = bench.select(load_dataset("summeval"), docs=math.ceil(args.items / 16))[: args.items]
     items = [bench.item_of(r).model_copy(update={"source": None}) for r in records]  # fluency needs no source

@@ -1,6 +1,6 @@
 """``judgesdk gate``, ``judgesdk label-slice`` and ``judgesdk calibrate``.
 
-    judgesdk gate --config gate.toml [--results FILE] [--baseline FILE] [--junit FILE] [--markdown FILE] [--json]
+    judgesdk gate --config gate.toml [--results FILE] [--baseline FILE] [--junit FILE] [--markdown FILE] [--json-report FILE] [--json]
     judgesdk gate --config gate.toml --estimate [--json]     (the bill of judging the input; no model called)
     judgesdk label-slice --results FILE --n 50 [--seed 0] [-o slice.jsonl]
     judgesdk label-slice --results FILE --pilot labels.jsonl --half-width 0.1 [--criterion C] [--confidence 0.95]
@@ -45,6 +45,7 @@ def _add_gate(subparsers: Any) -> None:
     p.add_argument("--baseline", type=Path, help="baseline results JSONL for regression gates (overrides the config's)")
     p.add_argument("--junit", type=Path, metavar="FILE", help="write JUnit XML: one testcase per gate")
     p.add_argument("--markdown", type=Path, metavar="FILE", help="write a Markdown summary (also appended to $GITHUB_STEP_SUMMARY when set)")
+    p.add_argument("--json-report", type=Path, metavar="FILE", help="write the verdict as JSON (what judgesdk view --gate reads)")
     p.add_argument("--json", action="store_true", help="print the verdict as JSON instead of text")
     p.add_argument(
         "--estimate", action="store_true",
@@ -148,7 +149,7 @@ def run_gate(args: argparse.Namespace) -> int:
     from judgesdk.gate.render import check_output
 
     config = load_gate_config(args.config)
-    for path, flag, example in ((args.junit, "--junit", "gate.xml"), (args.markdown, "--markdown", "gate.md")):
+    for path, flag, example in ((args.junit, "--junit", "gate.xml"), (args.markdown, "--markdown", "gate.md"), (args.json_report, "--json-report", "gate.json")):
         if path is not None:  # before judging: a bad output path must not cost a finished run
             check_output(path, flag, example)
     if args.estimate:
@@ -158,7 +159,7 @@ def run_gate(args: argparse.Namespace) -> int:
     except MissingDependencyError as exc:
         print(f"judgesdk: {exc}", file=sys.stderr)
         return ExitCode.USAGE
-    write_reports(verdict, junit=args.junit, markdown=args.markdown)
+    write_reports(verdict, junit=args.junit, markdown=args.markdown, json_report=args.json_report)
     print(render_json(verdict) if args.json else render_text(verdict))
     return verdict.exit_code
 

@@ -92,13 +92,15 @@ def _check_mean(gate: MeanGate, run: CriterionRun) -> GateResult:
 
 
 def _check_pass_rate(gate: PassRateGate, run: CriterionRun) -> GateResult:
-    values = list(_values(run.results, run.calibration).values())
+    scored = _values(run.results, run.calibration)
+    values = list(scored.values())
     if not values:
         return _undetermined(gate, "quality", "no scored items")
     passing = sum(v >= gate.item_min for v in values)
     share = passing / len(values)
     message = f"{passing} of {len(values)} items scored >= {gate.item_min:g}{_scale_note(run)}"
-    return _result(gate, "quality", share >= gate.min, share, gate.min, message, n=len(values), passing=passing)
+    below = [item for item, v in scored.items() if v < gate.item_min]  # the items that failed it (judgesdk view lists them)
+    return _result(gate, "quality", share >= gate.min, share, gate.min, message, n=len(values), passing=passing, item_min=gate.item_min, below=below)
 
 
 def _check_ci(gate: CILowerGate, run: CriterionRun) -> GateResult:

@@ -46,6 +46,7 @@ class Results:
     skipped: int = 0  # unreadable lines (cut by a crash), skipped
     files: int = 1
     raw: list[dict[str, Any]] = field(default_factory=list)  # the rows as the file holds them, every field
+    problems: list[str] = field(default_factory=list)  # rows that do not validate, kept as they are (lenient reads only)
 
     def latest(self, ask: Ask | None = None, criterion: str | None = None) -> dict[str, ResultRow]:
         """The latest row per item id answering ``ask`` (or, without one, on ``criterion`` or without a
@@ -71,10 +72,13 @@ def results_files(path: Path) -> list[Path]:
     return [path]
 
 
-def read_results(path: str | Path, *, require_id: bool = True) -> Results:
+def read_results(path: str | Path, *, require_id: bool = True, lenient: bool = False) -> Results:
     """Every row of a results file or folder (module docstring), typed. InputError when the path does not exist,
     is not readable, holds a line that is JSON but not a result, a row of an unknown format, or a field of the
-    wrong type; an empty folder is an error too (nothing was written there)."""
+    wrong type; an empty folder is an error too (nothing was written there).
+
+    ``lenient`` (the viewer, which shows what it can) keeps a row whose fields do not validate, unvalidated, and
+    says why in :attr:`Results.problems` instead of refusing the file."""
     path = Path(path)
     if not path.exists():
         raise InputError(f"results {path} does not exist")
@@ -96,7 +100,13 @@ def read_results(path: str | Path, *, require_id: bool = True) -> Results:
             version = raw.get("format")
             if version is not None and version not in KNOWN_FORMATS:
                 raise InputError(f"{where}: written in results format {version!r}, which this judgesdk does not know: upgrade judgesdk to read it")
-            out.rows.append(parse_row(raw, where))
+            try:
+                out.rows.append(parse_row(raw, where))
+            except InputError as exc:
+                if not lenient:
+                    raise
+                out.problems.append(str(exc))
+                out.rows.append(ResultRow.model_construct(**raw))
             out.raw.append(raw)
     return out
 

@@ -461,6 +461,18 @@ CATALOGUE = [
     Case("gate --junit a directory", lambda f: ["gate", "--config", f.gate(), "--results", f.results(), "--junit", f.root], 3, ("--junit", "is a directory", "gate.xml")),
     Case("gate --markdown under a file", lambda f: ["gate", "--config", f.gate(), "--results", f.results(), "--markdown", f.items / "gate.md"], 3,
          ("--markdown", "is a file, not a folder")),  # fmt: skip
+    # -- judgesdk view: the files beside a run ----------------------------------------------------------------
+    Case("view of a missing results file", lambda f: ["view", f.root / "none.jsonl"], 3, ("none.jsonl does not exist",)),
+    Case("view of a file that is no results file", lambda f: ["view", f.jsonl('{"id": "2", "output": "x"}')], 3, ("each result line must be an object with an 'id'",)),
+    Case("view of the items file", lambda f: ["view", f.items], 3, ("no judge results", "--input")),
+    Case("view of an empty results file", lambda f: ["view", f.text("r.jsonl", "")], 3, ("holds no result rows", "--serve")),
+    Case("view --card that is no card", lambda f: ["view", f.results(), "--card", f.text("card.json", '{"title": "x"}')], 3, ("is not a judge card JSON",)),
+    Case("view --card the Markdown", lambda f: ["view", f.results(), "--card", f.text("card.md", "# card")], 3, ("give the .json",)),
+    Case("view --gate that is no gate report", lambda f: ["view", f.results(), "--gate", f.text("gate.json", "[1]")], 3, ("is not a gate report", "--json-report")),
+    Case("view --gate not JSON", lambda f: ["view", f.results(), "--gate", f.text("gate.json", "PASS")], 3, ("is not JSON",)),
+    Case("view -o a folder", lambda f: ["view", f.results(), "-o", f.root], 3, ("is a directory",)),
+    Case("view --port without --serve", lambda f: ["view", f.results(), "--port", "8000"], 3, ("go with --serve",)),
+    Case("view --input with a bad item", lambda f: ["view", f.results(), "--input", f.jsonl('{"output": 5}')], 3, ("hostile.jsonl:2", "must be a string")),
     # -- model answers (exit 2: the run finished, the answer is recorded, the row says why it has no score) ----
     Case("answer that is no score", lambda f: ["score", f.items, "--config", f.canned("banana"), "--no-cache", "--quiet"], 2, ('"unparsed"', "could not be parsed", "banana")),
     Case("empty answer", lambda f: ["score", f.items, "--config", f.canned(""), "--no-cache", "--quiet"], 2, ('"unparsed"', "could not be parsed")),

@@ -231,6 +231,8 @@ ALLOWED = {
     "judgesdk.scorers.common": "a scorer's own record cache (export_jsonl / import_jsonl of its record type)",
     "judgesdk.providers.openai_batch": "the OpenAI Batch API's output file (the provider's responses), read by its adapter",
     "judgesdk.distributed.batches": "one input line's passthrough fields, carried through a Ray batch as JSON text",
+    "judgesdk.view.html": "the page's own item details, packed in chunks by the viewer (read back by its tests)",
+    "judgesdk.view.load": "one JSON document beside a run: a judge card or a gate report",
 }
 
 # The commands that read a results file, and what each must take from judgesdk.records to do it: the one typed

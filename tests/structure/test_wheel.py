@@ -35,6 +35,8 @@ assert "direct.likert" in bundled_template_ids() and len(bundled_template_ids())
 assert "signals.conditional" in bundled_template_ids()
 from judgesdk.fused.model import bundled
 assert [f.data["dataset"] for f in bundled()] == ["summeval"], bundled()
+from judgesdk.view.html import asset
+assert "judgesdk-data" in asset("view.js") and asset("view.css")  # judgesdk view's page ships its script and styles
 crit = criteria_for("summeval")[0]
 with Judge(s.ScriptedProvider(lambda r: s.ScriptedReply(label_probs={"2": 0.5, "4": 0.5}))) as judge:
     result = judge.score("A summary.", source="An article.", criterion=crit)

@@ -26,3 +26,27 @@ def assert_one_line_error(code, err, *needles, secret=SECRET, status=3):
     assert "Traceback" not in err and secret not in err, err
     for needle in needles:
         assert needle in err, (needle, err)
+
+
+# Text a judged output (or its source, id, notes) may hold that a page showing it must keep inert: shown as text,
+# never run or parsed as markup (judgesdk view, tests/view/; the property test runs over these strings).
+HOSTILE_TEXTS = (
+    "<script>window.__judgesdk_pwned = 1</script>",
+    "</script><script>window.__judgesdk_pwned = 1</script>",
+    '<img src=x onerror="window.__judgesdk_pwned = 1">',
+    '<svg onload="window.__judgesdk_pwned = 1"></svg>',
+    '" onmouseover="window.__judgesdk_pwned = 1" x="',
+    "</textarea><script>window.__judgesdk_pwned = 1</script>",
+    "</style><script>window.__judgesdk_pwned = 1</script>",
+    "<!-- <script>window.__judgesdk_pwned = 1</script> -->",
+    '<a href="javascript:window.__judgesdk_pwned = 1">click</a>',
+    "javascript:window.__judgesdk_pwned = 1",
+    '<iframe srcdoc="<script>parent.__judgesdk_pwned = 1</script>"></iframe>',
+    "{{constructor.constructor('window.__judgesdk_pwned = 1')()}}",
+    "\u202eevil\u202c gnp.exe",  # right-to-left override: reorders what follows it
+    "\u2067isolated\u2069 and \u2066ltr\u2069",  # bidi isolates
+    "zero\u200bwidth\u200c\u200djoiners\ufeff",  # invisible characters
+    "\u0000nul and \u001b[31mescape",  # control characters
+    "&lt;script&gt; already escaped &amp;",
+    "\u2028line separator\u2029paragraph separator",  # end a JavaScript string literal in older engines
+)
