@@ -29,8 +29,16 @@ from judgesdk import Criterion, Judge, Scale
 import judgesdk.judging.judge
 assert Judge is judgesdk.judging.judge.Judge
 from judgesdk.prompting.templates import bundled_template_ids, load_template
-from judgesdk.prompting.presets import criteria_for
+from judgesdk.prompting.presets import criteria_for, datasets
 assert "site-packages" in judgesdk.__file__, judgesdk.__file__
+assert datasets() == ["hanna", "newsroom", "summeval", "topicalchat"], datasets()
+assert all(criteria_for(d) for d in datasets())  # every preset file ships and parses
+import warnings
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore", DeprecationWarning)
+    from judgesdk.cache import CachedProvider  # an old import path still answers from the installed wheel
+from judgesdk.provider.layers.cache import CachedProvider as Home
+assert CachedProvider is Home
 assert "direct.likert" in bundled_template_ids() and len(bundled_template_ids()) > 20
 assert "signals.conditional" in bundled_template_ids()
 from judgesdk.fused.model import bundled
