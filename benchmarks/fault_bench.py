@@ -53,12 +53,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from batch_server import BatchServer  # noqa: E402
 from fault_proxy import FaultProxy  # noqa: E402
 
-from judgesdk.judging.judge_config import JudgeConfig, load_config  # noqa: E402
+from judgesdk.core.types import Criterion, JudgeItem, JudgeResult, Scale  # noqa: E402
 from judgesdk.judging.judge import Judge  # noqa: E402
+from judgesdk.judging.judge_config import (  # noqa: E402
+    JudgeConfig,
+    ask_for,  # noqa: E402
+    load_config,
+)
 from judgesdk.provider.protocol import GenerateRequest, GenerateResponse, Provider, WrapperProvider  # noqa: E402
 from judgesdk.records import Ledger, is_final, read_rows, row_for  # noqa: E402
-from judgesdk.judging.judge_config import ask_for  # noqa: E402
-from judgesdk.core.types import Criterion, JudgeItem, JudgeResult, Scale  # noqa: E402
 
 MARK = re.compile(r"\[item (\d+)\]")
 
@@ -213,11 +216,11 @@ def _kind(spec: str) -> str:
 
 
 def run_overload(args: argparse.Namespace) -> dict[str, Any]:
-    from servers import LlamaServer, embedded_gguf_path
-
     from judgesdk.meta import bench
     from judgesdk.meta.datasets import load_dataset
     from judgesdk.prompting.presets import criteria_for
+
+    from support.servers import LlamaServer, embedded_gguf_path
 
     records = bench.select(load_dataset("summeval"), docs=math.ceil(args.items / 16))[: args.items]
     items = [bench.item_of(r).model_copy(update={"source": None}) for r in records]  # fluency needs no source

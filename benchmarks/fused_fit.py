@@ -32,12 +32,12 @@ from scipy.stats import spearmanr
 from judgesdk.fused import model as fused_model
 from judgesdk.fused.fit import CriterionFit, fit_criterion, group_codes, mean_group_spearman, system_kendall
 from judgesdk.fused.model import ModelIdentity
-from judgesdk.fused.signals import Evidence, features as evidence_features
+from judgesdk.fused.signals import Evidence
+from judgesdk.fused.signals import features as evidence_features
 from judgesdk.fused.text import text_features
-from judgesdk.meta.datasets import load_dataset
-from judgesdk.meta.natural import natural
 from judgesdk.fused.train import fit_file, readable, signal_table, signs_for
-from judgesdk.meta.datasets import shared_data_dir
+from judgesdk.meta.datasets import load_dataset, shared_data_dir
+from judgesdk.meta.natural import natural
 from judgesdk.providers.llamacpp import EMBEDDED_MODEL, embedded_sha256
 
 CRITERIA = ("coherence", "consistency", "fluency", "relevance")

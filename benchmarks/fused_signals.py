@@ -19,8 +19,8 @@ import sys
 import time
 from pathlib import Path
 
-from judgesdk.meta.bench import item_of, select
 from judgesdk.fused.signals import QUESTIONS, extract, features
+from judgesdk.meta.bench import item_of, select
 from judgesdk.meta.datasets import load_dataset, shared_data_dir
 from judgesdk.meta.natural import natural
 from judgesdk.providers.llamacpp import LlamaCppProvider

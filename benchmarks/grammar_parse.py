@@ -26,14 +26,14 @@ import sys
 import time
 from pathlib import Path
 
-from judgesdk.meta import bench
-from judgesdk.provider.layers.cache import CachedProvider, open_cache
+from judgesdk.core.types import Criterion
 from judgesdk.judging.judge import Judge
+from judgesdk.meta import bench
 from judgesdk.meta.correlation import correlate
 from judgesdk.meta.datasets import HumanRecord, load_dataset, shared_data_dir
 from judgesdk.prompting.presets import criteria_for
+from judgesdk.provider.layers.cache import CachedProvider, open_cache
 from judgesdk.providers.llamacpp import LlamaCppProvider
-from judgesdk.core.types import Criterion
 
 METHODS = ("direct", "rts", "fusion")
 OPTIONS = {"direct": {}, "rts": {"max_tokens": 96}, "fusion": {"k": 4}}  # as benchmarks/methods_bench.py

@@ -40,16 +40,16 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import judgesdk.prompting.templates as templates_module
-from judgesdk.meta import bench
-from judgesdk.provider.layers.cache import CachedProvider, open_cache
+from judgesdk.core.types import JudgeItem
 from judgesdk.fused.signals import extract, features
 from judgesdk.judging.judge import Judge
+from judgesdk.meta import bench
 from judgesdk.meta.datasets import HumanRecord, load_dataset, shared_data_dir
 from judgesdk.prompting.presets import criteria_for
+from judgesdk.provider.layers.cache import CachedProvider, open_cache
 from judgesdk.provider.protocol import as_text
 from judgesdk.providers.llamacpp import LlamaCppProvider
 from judgesdk.scorers.common import template_values
-from judgesdk.core.types import JudgeItem
 
 SUFFIXES = {
     "control": "\nEnd of summary.",

@@ -35,7 +35,8 @@ from the floors for the import paths users write, and nothing inside a folder im
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any as _Any
 
 from judgesdk import _moved
 from judgesdk.core.errors import (
@@ -77,7 +78,7 @@ __all__ = [
 _LAZY = {"Judge": "judgesdk.judging.judge"}
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> _Any:
     home = _LAZY.get(name)
     if home is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -13,11 +13,9 @@ from judgesdk.core.errors import (
     CapabilityError,
     CircuitOpenError,
     ConfigError,
-    error_from_status,
     InputError,
     JudgeSDKError,
     MissingDependencyError,
-    parse_retry_after,
     PermanentError,
     ProviderError,
     ProviderTimeoutError,
@@ -26,6 +24,8 @@ from judgesdk.core.errors import (
     RetriesExhaustedError,
     TransientError,
     UnavailableError,
+    error_from_status,
+    parse_retry_after,
 )
 
 __all__ = [

@@ -29,8 +29,8 @@ import pytest
 from judgesdk.core.errors import InputError
 
 if TYPE_CHECKING:
-    from judgesdk.judging.judge import Judge
     from judgesdk.core.types import Criterion, JudgeResult
+    from judgesdk.judging.judge import Judge
 
 __all__ = ["assert_judged", "failure_message", "find_config"]
 

@@ -18,7 +18,6 @@ from urllib.parse import urlsplit
 from judgesdk.core.errors import ProviderError, ProviderTimeoutError, TransientError, error_from_status
 from judgesdk.provider.protocol import TokenLogprob, TopLogprob, Usage
 
-
 PLACEHOLDER_KEY = "not-needed"  # sent where no key was configured for the host (the SDKs require one)
 
 

@@ -35,6 +35,8 @@ from typing import Any
 
 from judgesdk.core.types import Usage
 from judgesdk.provider.decisions import (
+    MAX_LEVELS,
+    MIN_LEVELS,
     ChoiceQuestion,
     DecisionAnswer,
     DecisionInput,
@@ -50,8 +52,6 @@ from judgesdk.provider.decisions import (
     is_number,
     json_kind,
     read_state,
-    MAX_LEVELS,
-    MIN_LEVELS,
 )
 
 __all__ = ["MAX_QUESTIONS", "PATH", "read_request", "read_response", "request_body", "response_body"]

@@ -20,12 +20,12 @@ import time
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any, Literal
 
-from . import decisions_wire, systemone_wire
-from ._sdk import PLACEHOLDER_KEY, classify
-
 from judgesdk.core.errors import CapabilityError, ConfigError, PermanentError
 from judgesdk.provider.decisions import DecisionAnswer, chunks
 from judgesdk.provider.protocol import Capabilities, GenerateRequest, GenerateResponse, Usage, runtime
+
+from . import decisions_wire, systemone_wire
+from ._sdk import PLACEHOLDER_KEY, classify
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # never fetch the price map at import
 

@@ -14,9 +14,10 @@ import json
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
-from judgesdk.provider.layers.batch import BatchResult, BatchStatus
 from judgesdk.core.errors import CapabilityError, InputError
+from judgesdk.provider.layers.batch import BatchResult, BatchStatus
 from judgesdk.provider.protocol import GenerateRequest, GenerateResponse
+
 from ._sdk import classify
 from .openai import OpenAIProvider, openai
 

@@ -16,15 +16,14 @@ from __future__ import annotations
 
 import time
 from importlib.metadata import PackageNotFoundError, version
-
 from typing import Any
-
-from . import decisions_wire
-from ._sdk import PLACEHOLDER_KEY, classify, is_default_host, key_for_host
 
 from judgesdk.core.errors import AuthError, CapabilityError, ConfigError, PermanentError, TransientError
 from judgesdk.provider.decisions import DecisionAnswer, chunks
 from judgesdk.provider.protocol import Capabilities, GenerateRequest, GenerateResponse, Usage, runtime
+
+from . import decisions_wire
+from ._sdk import PLACEHOLDER_KEY, classify, is_default_host, key_for_host
 
 try:
     import httpx

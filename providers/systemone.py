@@ -20,13 +20,13 @@ from typing import Any
 
 from pydantic import Field
 
-from . import systemone_wire
-from ._sdk import classify
-
 from judgesdk.core.errors import CapabilityError, ConfigError, PermanentError, TransientError, error_from_status
 from judgesdk.provider.decisions import DecisionAnswer, chunks
 from judgesdk.provider.protocol import Capabilities, GenerateRequest, GenerateResponse, Usage, runtime
 from judgesdk.provider.registry import ProviderOptions, ProviderSettings, ProviderSpec
+
+from . import systemone_wire
+from ._sdk import classify
 
 try:
     import httpx

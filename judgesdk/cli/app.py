@@ -1,16 +1,15 @@
 """``judgesdk`` command line: ``score``, ``compare``, ``rank``, ``bench``, ``meta-eval``, ``gate``,
-``calibrate``, ``cache``, ``card``, ``diff``, ``serve``.
+``calibrate``, ``cache``, ``card``, ``diff``, ``view``, ``serve``.
 
-Exit codes: 0 every item has a score (some may carry a warning status such as ``low_coverage``);
-2 some items could not be judged (results written, statuses say which);
-3 usage or configuration error; 130 interrupted (Ctrl-C; finished results are kept). ``gate`` adds 1: a
-quality gate failed (see judgesdk.gate).
+Exit codes: one table, :class:`judgesdk.core.exits.ExitCode` (0 done, 1 a gate failed or ``diff`` found a change,
+2 some items could not be judged or a gate is inconclusive, 3 usage or configuration error, 130 interrupted with
+the finished results kept).
 
 This module is the entry point (:func:`main`): it assembles the parser, turns input and configuration errors
 into exit code 3, sets up ``-v``, and holds the two small commands, ``bench`` and ``cache``. The others
 live with their kin and register themselves: ``score`` (:mod:`judgesdk.cli.score`), ``compare`` and
 ``rank`` (:mod:`judgesdk.cli.compare`), ``meta-eval`` (:mod:`judgesdk.cli.meta_eval`), ``gate``,
-``label-slice`` and ``calibrate`` (:mod:`judgesdk.cli.gate`), ``card`` (:mod:`judgesdk.cli.card`), ``diff`` (:mod:`judgesdk.cli.diff`), ``serve`` (:mod:`judgesdk.cli.serve`). Each command imports what it runs only when
+``label-slice`` and ``calibrate`` (:mod:`judgesdk.cli.gate`), ``card`` (:mod:`judgesdk.cli.card`), ``diff`` (:mod:`judgesdk.cli.diff`), ``view`` (:mod:`judgesdk.cli.view`), ``serve`` (:mod:`judgesdk.cli.serve`). Each command imports what it runs only when
 it runs, so that ``judgesdk --help`` starts quickly.
 """
 
@@ -30,11 +29,8 @@ from judgesdk.cli import compare as compare_cli
 from judgesdk.cli import diff as diff_cli
 from judgesdk.cli import score as score_cli
 from judgesdk.core.errors import ConfigError, InputError, JudgeSDKError
-from judgesdk.cli.score import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
-
-# helpers that moved with their commands, still reached here by their old path (tests import them from judgesdk.cli.app)
-from judgesdk.cli.compare import _text_or_file  # noqa: F401
-from judgesdk.cli.score import _score_criteria, parse_options  # noqa: F401
+from judgesdk.core.exits import ExitCode
+from judgesdk.judging.runner import Interrupted
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -42,19 +38,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not hasattr(args, "func"):
         parser.print_help()
-        return EXIT_USAGE
+        return ExitCode.USAGE
     with _verbose_logging(args.verbose):
         try:
             return int(args.func(args))
         except (InputError, ConfigError) as exc:
             print(f"judgesdk: {exc}", file=sys.stderr)
-            return EXIT_USAGE
+            return ExitCode.USAGE
         except BrokenPipeError:  # e.g. piped into `head`: stop quietly
             sys.stderr.close()
-            return EXIT_OK
-        except KeyboardInterrupt:  # Ctrl-C outside a judging loop (which says what it kept): one line, no traceback
+            return ExitCode.OK
+        except Interrupted as exc:  # Ctrl-C in a judging run (judgesdk.judging.runner): what was kept, in one line
+            print(f"judgesdk: {exc}", file=sys.stderr)
+            return ExitCode.INTERRUPTED
+        except KeyboardInterrupt:  # Ctrl-C outside a judging run: one line, no traceback
             print("judgesdk: interrupted", file=sys.stderr)
-            return EXIT_INTERRUPTED
+            return ExitCode.INTERRUPTED
 
 
 VERBOSE_HELP = "log judgesdk's debug messages, and llama.cpp's own log, to stderr"
@@ -135,6 +134,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     register_gate(commands)
     diff_cli.register(commands)
+    from judgesdk.cli.view import register as register_view  # judgesdk view (judgesdk.view)
+
+    register_view(commands)
     from judgesdk.cli.serve import register as register_serve  # judgesdk serve (judgesdk.serve)
 
     register_serve(commands)
@@ -166,9 +168,9 @@ def _add_bench(commands: Any) -> None:
 
 
 def run_bench(args: argparse.Namespace) -> int:
-    from judgesdk.meta import bench
-    from judgesdk.judging.judge import Judge
     from judgesdk.cli.meta_eval import print_result
+    from judgesdk.judging.judge import Judge
+    from judgesdk.meta import bench
     from judgesdk.meta.datasets import load_dataset
     from judgesdk.meta.natural import natural
     from judgesdk.prompting.presets import criteria_for, criterion
@@ -195,7 +197,7 @@ def run_bench(args: argparse.Namespace) -> int:
             else:
                 print(f"{crit.name}: judged {judged} now, {len(records) - judged} from earlier runs ({path})", file=sys.stderr)
                 print_result(result)
-    return EXIT_OK
+    return ExitCode.OK
 
 
 # -- cache --------------------------------------------------------------------------------------------
@@ -212,8 +214,8 @@ def _add_cache(commands: Any) -> None:
 
 
 def run_cache(args: argparse.Namespace) -> int:
-    from judgesdk.provider.layers.cache import cache_stats, clear_cache
     from judgesdk.judging.judge_config import load_config
+    from judgesdk.provider.layers.cache import cache_stats, clear_cache
 
     if args.action == "merge" or args.folders:  # one SQLite cache per node, merged after a cluster run
         if args.action != "merge":
@@ -223,13 +225,13 @@ def run_cache(args: argparse.Namespace) -> int:
         from judgesdk.distributed.caches import merge_caches
 
         print(merge_caches(args.folders[0], args.folders[1:]).model_dump_json())
-        return EXIT_OK
+        return ExitCode.OK
     directory = args.dir or load_config(args.config).cache.directory
     if args.action == "stats":
         print(json.dumps({"directory": str(directory), **cache_stats(directory)}))
     else:
         print(json.dumps({"directory": str(directory), "removed": clear_cache(directory, args.namespace)}))
-    return EXIT_OK
+    return ExitCode.OK
 
 
 if __name__ == "__main__":  # pragma: no cover

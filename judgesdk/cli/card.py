@@ -30,8 +30,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from judgesdk.cli.flags import add_judge_flags, config_mapping, judge_rows
 from judgesdk.core.errors import InputError
-from judgesdk.cli.score import EXIT_INTERRUPTED, EXIT_OK, add_judge_flags, config_mapping, judge_into
+from judgesdk.core.exits import ExitCode
 
 __all__ = ["register", "results_path", "run_card"]
 
@@ -141,11 +142,11 @@ def _shown(path: Path) -> str:
 
 
 def _criteria(args: argparse.Namespace, records: Sequence[Any]) -> list[Any]:
-    from judgesdk.prompting import presets
     from judgesdk.core.errors import JudgeSDKError
+    from judgesdk.core.types import Criterion
     from judgesdk.meta.datasets import dimensions, require_dimension
     from judgesdk.meta.evaluate import scale_for
-    from judgesdk.core.types import Criterion
+    from judgesdk.prompting import presets
 
     dataset = args.dataset or next((r.dataset for r in records if r.dataset), "")
     if args.criteria:
@@ -170,8 +171,8 @@ def _criteria(args: argparse.Namespace, records: Sequence[Any]) -> list[Any]:
 
 def _items(view: Sequence[Any]) -> list[tuple[Any, dict[str, Any]]]:
     """Judge items of the selection, ids as ``judgesdk score`` gives a line with doc_id and system_id."""
-    from judgesdk.records import item_ids
     from judgesdk.core.types import JudgeItem
+    from judgesdk.records import item_ids
 
     ids = item_ids([(n, {"doc_id": r.doc_id, "system_id": r.system_id}) for n, r in enumerate(view, start=1)])
     return [
@@ -214,8 +215,9 @@ def _judge_pointwise(
 ) -> tuple[int, bool]:
     """Judge the items without a final row in ``path`` as ``judgesdk score -o`` does. Returns (judged now, interrupted)."""
     from judgesdk.judging.judge import Judge
-    from judgesdk.records import Ledger, is_final
     from judgesdk.judging.judge_config import ask_for
+    from judgesdk.judging.runner import Task, pending
+    from judgesdk.records import Ledger
 
     ask = ask_for(config, criterion)
     judge = Judge.from_config(config, adapters=adapters)
@@ -229,19 +231,18 @@ def _judge_pointwise(
     try:
         try:
             _check_one_question(ledger, ask, path)
-            earlier = ledger.latest(ask)
-            todo = [(item, extra) for item, extra in items if not is_final(earlier.get(item.id or ""))]
+            task, _ = pending(Task(criterion, items, ask), ledger)
         except BaseException:
             judge.close()
             raise
-        if not todo:
+        if not task.items:
             judge.close()
             return 0, False
-        results, _, interrupted = judge_into(judge, todo, criterion, ask, ledger, quiet)  # closes the judge
+        outcome, _ = judge_rows(judge, task, ledger, quiet=quiet)  # closes the judge
     finally:
         ledger.close()
     judge.require_usable()
-    return len(results), interrupted
+    return len(outcome.results), outcome.interrupted
 
 
 def _judge_pairwise(
@@ -250,10 +251,10 @@ def _judge_pairwise(
 ) -> tuple[int, bool]:
     """Rank each document's outputs (``judge.rank``) and write one row per output: its win ratio, and the
     verdicts of the comparisons in which it was shown first. A document whose rows are all final is skipped."""
-    from judgesdk.judging.judge import Judge
-    from judgesdk.records import Ledger, is_final, row_for
-    from judgesdk.judging.judge_config import ask_for
     from judgesdk.core.types import JudgeResult
+    from judgesdk.judging.judge import Judge
+    from judgesdk.judging.judge_config import ask_for
+    from judgesdk.records import Ledger, is_final, row_for
 
     label = f"{PAIRWISE}/{strategy}" + (f"/{budget}" if strategy != "full" else "")
     ask = ask_for(config, criterion, method=label)
@@ -318,7 +319,7 @@ def _identity(config: Any, rows_dir: Sequence[Path], adapters: Any = None) -> tu
     ``provenance`` where they carry one, else the API model id the rows name."""
     from judgesdk.judging.judge import Judge
     from judgesdk.provider.protocol import identity_of
-    from judgesdk.records import read_rows
+    from judgesdk.records import read_results
 
     if config is not None:
         judge = Judge.from_config(config, adapters=adapters)
@@ -330,7 +331,7 @@ def _identity(config: Any, rows_dir: Sequence[Path], adapters: Any = None) -> tu
         if found:
             return found, "the provider's identity (judgesdk.provider.protocol.identity_of)"
     for path in rows_dir:
-        rows, _ = read_rows(path)
+        rows = read_results(path).raw
         for row in reversed(rows):
             served = (row.get("provenance") or {}).get("served") if isinstance(row.get("provenance"), dict) else None
             if isinstance(served, dict):
@@ -338,7 +339,7 @@ def _identity(config: Any, rows_dir: Sequence[Path], adapters: Any = None) -> tu
                     if served.get(key):
                         return str(served[key]), f"the rows' provenance.served.{key}"
     for path in rows_dir:
-        rows, _ = read_rows(path)
+        rows = read_results(path).raw
         models = sorted({str(r["model"]) for r in rows if r.get("model")})
         if models:
             return ", ".join(models), "the model id the rows name (no hash recorded)"
@@ -366,12 +367,12 @@ def _earlier_runs(stem: Path) -> dict[tuple[str, str, int], dict[str, Any]]:
 
 def _notes(method: str, sections: Sequence[Any], dataset: str = "") -> list[str]:
     """What a reader of the card must know to read its figures."""
-    from judgesdk.records import read_rows
+    from judgesdk.records import read_results
 
     notes = []
     fitted_here = [
         s.criterion for s in sections
-        if dataset and any(f"fitted on {dataset} " in str(r.get("method_reason") or "") for r in read_rows(s.results_file)[0][:50])
+        if dataset and any(f"fitted on {dataset} " in str(r.get("method_reason") or "") for r in read_results(s.results_file).raw[:50])
     ]  # fmt: skip
     if fitted_here:
         notes.append(
@@ -427,7 +428,7 @@ def run_card(args: argparse.Namespace, *, adapters: Sequence[Any] | None = None)
                 judged, interrupted = _judge_pointwise(config, crit, items, path, args.quiet, adapters)
             if interrupted:
                 print(f"judgesdk card: interrupted: finished rows are in {path}; run the same command again to resume", file=sys.stderr)
-                return EXIT_INTERRUPTED
+                return ExitCode.INTERRUPTED
             runs[crit.name] = (judged, time.perf_counter() - started)
             print(f"judgesdk card: {crit.name}: judged {judged} now, {len(items) - judged} from earlier runs ({path})", file=sys.stderr)
     else:
@@ -476,4 +477,4 @@ def run_card(args: argparse.Namespace, *, adapters: Sequence[Any] | None = None)
     card = build_card(title, judge, data, sections, created=_dt.date.today().isoformat(), notes=_notes(method, sections, dataset))
     files = write_card(card, card_stem)
     print(f"judgesdk card: written {', '.join(str(f) for f in files)}", file=sys.stderr)
-    return EXIT_OK
+    return ExitCode.OK

@@ -18,10 +18,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from judgesdk.cli.flags import add_judge_flags, config_mapping
 from judgesdk.core.errors import InputError, ProviderError
-from judgesdk.records import read_items
-from judgesdk.cli.score import EXIT_INCOMPLETE, EXIT_OK, add_judge_flags, config_mapping
+from judgesdk.core.exits import ExitCode
 from judgesdk.core.types import Criterion, JudgeItem
+from judgesdk.records import read_items
 
 __all__ = ["register", "run_compare", "run_rank"]
 
@@ -122,9 +123,9 @@ def run_compare(args: argparse.Namespace) -> int:
             result = judge.compare(a, b, source=source, criterion=_criterion_of(args), protocol=args.protocol)
         except ProviderError as exc:
             print(f"judgesdk: {exc}", file=sys.stderr)
-            return EXIT_INCOMPLETE
+            return ExitCode.INCOMPLETE
     print(result.model_dump_json(indent=2))
-    return EXIT_OK if result.p_a_better is not None else EXIT_INCOMPLETE
+    return ExitCode.OK if result.p_a_better is not None else ExitCode.INCOMPLETE
 
 
 def run_rank(args: argparse.Namespace) -> int:
@@ -145,9 +146,9 @@ def run_rank(args: argparse.Namespace) -> int:
             )
         except ProviderError as exc:
             print(f"judgesdk: {exc}", file=sys.stderr)
-            return EXIT_INCOMPLETE
+            return ExitCode.INCOMPLETE
     print(result.model_dump_json(indent=2))
-    return EXIT_OK if all(s is not None for s in result.scores) else EXIT_INCOMPLETE
+    return ExitCode.OK if all(s is not None for s in result.scores) else ExitCode.INCOMPLETE
 
 
 def _shared_source(items: list[JudgeItem], path: Path) -> str:

@@ -11,9 +11,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from judgesdk.cli.score import EXIT_OK
-
-EXIT_CHANGED = 1
+from judgesdk.core.exits import ExitCode
 
 
 def register(commands: Any) -> None:
@@ -35,7 +33,7 @@ def run_diff(args: argparse.Namespace) -> int:
         print(report.model_dump_json(indent=2))
     else:
         _print(report, max(args.show, 0))
-    return EXIT_CHANGED if report.changed else EXIT_OK
+    return ExitCode.FAILED if report.changed else ExitCode.OK
 
 
 def _print(report: Any, show: int) -> None:

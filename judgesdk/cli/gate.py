@@ -1,6 +1,6 @@
 """``judgesdk gate``, ``judgesdk label-slice`` and ``judgesdk calibrate``.
 
-    judgesdk gate --config gate.toml [--results FILE] [--baseline FILE] [--junit FILE] [--markdown FILE] [--json]
+    judgesdk gate --config gate.toml [--results FILE] [--baseline FILE] [--junit FILE] [--markdown FILE] [--json-report FILE] [--json]
     judgesdk gate --config gate.toml --estimate [--json]     (the bill of judging the input; no model called)
     judgesdk label-slice --results FILE --n 50 [--seed 0] [-o slice.jsonl]
     judgesdk label-slice --results FILE --pilot labels.jsonl --half-width 0.1 [--criterion C] [--confidence 0.95]
@@ -21,10 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from judgesdk.core.errors import InputError, MissingDependencyError
+from judgesdk.core.exits import ExitCode
 
 __all__ = ["register", "run_calibrate", "run_gate", "run_label_slice"]
 
-EXIT_USAGE = 3
 
 
 def register(subparsers: Any) -> None:
@@ -45,6 +45,7 @@ def _add_gate(subparsers: Any) -> None:
     p.add_argument("--baseline", type=Path, help="baseline results JSONL for regression gates (overrides the config's)")
     p.add_argument("--junit", type=Path, metavar="FILE", help="write JUnit XML: one testcase per gate")
     p.add_argument("--markdown", type=Path, metavar="FILE", help="write a Markdown summary (also appended to $GITHUB_STEP_SUMMARY when set)")
+    p.add_argument("--json-report", type=Path, metavar="FILE", help="write the verdict as JSON (what judgesdk view --gate reads)")
     p.add_argument("--json", action="store_true", help="print the verdict as JSON instead of text")
     p.add_argument(
         "--estimate", action="store_true",
@@ -78,12 +79,12 @@ def run_label_slice(args: argparse.Namespace) -> int:
 
     from judgesdk.gate.render import check_output, write_output
     from judgesdk.gate.slice import draw_slice, join_slice, plan_labels
+    from judgesdk.records import latest, read_results
     from judgesdk.records.labels import read_labels
-    from judgesdk.records import latest, read_rows
 
     if args.output is not None:
         check_output(args.output, "-o", "slice-labels.jsonl")
-    rows, _ = read_rows(args.results)
+    rows = read_results(args.results).raw
     if args.n is not None:
         ids = draw_slice((str(r["id"]) for r in rows), args.n, args.seed)
         text = "".join(json.dumps({"id": i, "label": None}) + "\n" for i in ids)
@@ -148,7 +149,7 @@ def run_gate(args: argparse.Namespace) -> int:
     from judgesdk.gate.render import check_output
 
     config = load_gate_config(args.config)
-    for path, flag, example in ((args.junit, "--junit", "gate.xml"), (args.markdown, "--markdown", "gate.md")):
+    for path, flag, example in ((args.junit, "--junit", "gate.xml"), (args.markdown, "--markdown", "gate.md"), (args.json_report, "--json-report", "gate.json")):
         if path is not None:  # before judging: a bad output path must not cost a finished run
             check_output(path, flag, example)
     if args.estimate:
@@ -157,8 +158,8 @@ def run_gate(args: argparse.Namespace) -> int:
         verdict = evaluate_gates(config, results=args.results, baseline=args.baseline)
     except MissingDependencyError as exc:
         print(f"judgesdk: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    write_reports(verdict, junit=args.junit, markdown=args.markdown)
+        return ExitCode.USAGE
+    write_reports(verdict, junit=args.junit, markdown=args.markdown, json_report=args.json_report)
     print(render_json(verdict) if args.json else render_text(verdict))
     return verdict.exit_code
 

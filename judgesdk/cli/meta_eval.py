@@ -26,19 +26,19 @@ from pathlib import Path
 from typing import Any
 
 from judgesdk.core.errors import InputError
-from judgesdk.stats.groups import METHODS
+from judgesdk.core.exits import ExitCode
 from judgesdk.meta.correlation import CONVENTIONS, LEVEL_DEFINITIONS, LEVELS
 from judgesdk.meta.datasets import load_jsonl
 from judgesdk.meta.evaluate import MetaEvalResult, load_predictions, meta_evaluate, read_pairwise, scale_for
 from judgesdk.meta.items import KEEP, check_keep
+from judgesdk.meta.judge_report import JudgeReport, MissingDependencyError, require_matplotlib, write_report
 from judgesdk.meta.preferences import CHALLENGE_ORDERS, check_challenge_order
 from judgesdk.meta.readers import check_parse_mode
 from judgesdk.provider.pricing import CostModel
-from judgesdk.meta.judge_report import JudgeReport, MissingDependencyError, require_matplotlib, write_report
+from judgesdk.stats.groups import METHODS
 
 __all__ = ["register", "run_meta_eval"]
 
-EXIT_OK, EXIT_USAGE = 0, 3
 
 
 def register(subparsers: Any) -> None:
@@ -159,8 +159,8 @@ def run_meta_eval(args: argparse.Namespace) -> int:
             print(f"report written: {', '.join(str(f) for f in files)}", file=sys.stderr)
     except (InputError, MissingDependencyError) as exc:
         print(f"judgesdk meta-eval: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    return EXIT_OK
+        return ExitCode.USAGE
+    return ExitCode.OK
 
 
 def _as_report(result: MetaEvalResult) -> JudgeReport:

@@ -11,9 +11,9 @@ import json
 import sys
 from typing import Any
 
-from judgesdk.judging.judge_config import JudgeConfig
-from judgesdk.distributed.engine import RayRun, require_ray, score_dataset
 from judgesdk.core.errors import ConfigError, InputError
+from judgesdk.distributed.engine import RayRun, require_ray, score_dataset
+from judgesdk.judging.judge_config import JudgeConfig
 
 
 def run_on_ray(args: argparse.Namespace, items: list[Any], criterion: Any, config: JudgeConfig) -> RayRun:

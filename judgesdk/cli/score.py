@@ -18,21 +18,21 @@ judge (``--config``, ``--provider``, ``--template``, ``--option``...) into its c
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from judgesdk.cli.flags import add_judge_flags, config_mapping, console, judge_rows, parse_scale
 from judgesdk.core.errors import InputError
-from judgesdk.records import Ledger, is_final, read_items, row_for
+from judgesdk.core.exits import ExitCode
+from judgesdk.core.types import Criterion, JudgeResult, method_family
 from judgesdk.judging.judge_config import ask_for
-from judgesdk.core.types import Criterion, JudgeItem, JudgeResult, Scale, method_family
+from judgesdk.judging.runner import Task, pending, print_rows
+from judgesdk.records import Ledger, read_items
 
-__all__ = ["add_judge_flags", "config_mapping", "parse_options", "parse_scale", "register", "run_score"]
+__all__ = ["register", "run_score"]
 
-# the command line's exit codes (judgesdk.cli.app says when each is given), defined below every command that gives them
-EXIT_OK, EXIT_INCOMPLETE, EXIT_USAGE, EXIT_INTERRUPTED = 0, 2, 3, 130
 
 
 def register(commands: Any) -> None:
@@ -60,80 +60,22 @@ def register(commands: Any) -> None:
     p.set_defaults(func=run_score)
 
 
-def add_judge_flags(p: Any, template_help: str) -> None:
-    """Flags that build the judge, shared by every command that judges."""
-    p.add_argument("--config", type=Path, help="TOML or YAML judge config")
-    from judgesdk.provider.registry import provider_kinds  # kinds by name only: no adapter is imported
-
-    # checked with the config (an unknown kind: exit 3, naming the valid ones), not by argparse
-    p.add_argument("--provider", metavar="KIND", help=f"use one provider instead of the config's chain: {', '.join(provider_kinds())}")
-    p.add_argument("--model")
-    p.add_argument("--base-url")
-    p.add_argument("--api", choices=["chat", "completions", "decisions", "systemone"])
-    p.add_argument("--template", help=template_help)
-    p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
-                   help="a method option (JSON value or text), e.g. rungs=3, k=4, normalization=ratio; repeatable")
-    p.add_argument("--no-cache", action="store_true")
 
 
-def parse_scale(text: str) -> Scale:
-    try:
-        low, high = (int(part) for part in text.split("-", 1))
-    except ValueError as exc:
-        raise InputError(f"--scale must look like 1-5, got {text!r}") from exc
-    return Scale.likert(low, high)
-
-
-def config_mapping(args: argparse.Namespace) -> dict[str, Any]:
-    from judgesdk.judging.judge_config import load_config
-
-    config = load_config(args.config).model_dump()
-    if args.provider:
-        provider = {"kind": args.provider, "model": args.model, "base_url": args.base_url}
-        if args.api:
-            provider["api"] = args.api
-        config["providers"] = [provider]
-    if args.method:
-        config["method"] = args.method
-    if args.template:
-        config["template"] = args.template
-    if args.no_cache:
-        config["cache"]["enabled"] = False
-    options = parse_options(args.option)
-    if options:  # each --option is checked against what this command's method reads: a typo is an error
-        from judgesdk.scorers.method_options import check_method_options
-
-        command = getattr(args.func, "__name__", "").removeprefix("run_")
-        check_method_options(options, command if command in ("compare", "rank") else config["method"])
-    config["method_options"] = {**config.get("method_options", {}), **options}
-    return config
-
-
-def parse_options(pairs: Sequence[str]) -> dict[str, Any]:
-    """``KEY=VALUE`` pairs; a value that reads as JSON (numbers, lists, true) is taken as such, else as text."""
-    options: dict[str, Any] = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key.strip():
-            raise InputError(f"--option takes KEY=VALUE, got {pair!r}")
-        try:
-            options[key.strip()] = json.loads(value)
-        except json.JSONDecodeError:
-            options[key.strip()] = value
-    return options
 
 
 def run_score(args: argparse.Namespace) -> int:
     """Judge the items not yet final in ``-o`` for this question (see :mod:`judgesdk.records`)."""
-    from judgesdk.judging.judge_config import load_config
     from judgesdk.judging.judge import Judge
+    from judgesdk.judging.judge_config import load_config
+    from judgesdk.provider.stack import Extras
 
     items = read_items(args.input)
     criterion = _score_criteria(args)
     if getattr(args, "engine", "local") == "ray":  # the same job on a Ray cluster; -o names a folder (judgesdk.distributed)
         from judgesdk.cli.ray_engine import run_on_ray
 
-        return EXIT_OK if run_on_ray(args, items, criterion, load_config(config_mapping(args))).complete else EXIT_INCOMPLETE
+        return ExitCode.OK if run_on_ray(args, items, criterion, load_config(config_mapping(args))).complete else ExitCode.INCOMPLETE
     _check_results_path(args.output)
     config = load_config(config_mapping(args))
     ask = _jury_ask(args, config, criterion) if config.jury is not None else ask_for(config, criterion)
@@ -147,7 +89,7 @@ def run_score(args: argparse.Namespace) -> int:
 
         judge = Jury.from_config(config, slice_items=[item for item, _ in items])
     else:
-        judge = Judge.from_config(config, wrap=beside.meter.wrap if beside is not None else None)
+        judge = Judge.from_config(config, extras=Extras(meter=beside.meter) if beside is not None else None)
     try:
         for reason in judge.check_providers():  # no usable provider at all: one error now, not one per item
             print(f"judgesdk: skipping {reason}", file=sys.stderr)
@@ -156,59 +98,22 @@ def run_score(args: argparse.Namespace) -> int:
         judge.close()
         raise
     try:
-        earlier = ledger.latest(ask) if ledger is not None else {}
-        done = [earlier[item.id or ""] for item, _ in items if is_final(earlier.get(item.id or ""))]
-        todo = [(item, extra) for item, extra in items if not is_final(earlier.get(item.id or ""))]
-        more = beside.rows(config, [(criterion, [item for item, _ in todo])]) if beside is not None else None
+        task, done = pending(Task(criterion, items, ask), ledger)
+        more = beside.rows(config, [(criterion, [item for item, _ in task.items])]) if beside is not None else None
         if config.jury is not None:  # the jury's summary lines (alpha, flags) cover the resumed rows too
             more = lambda jury: jury.summary_rows(done)  # noqa: E731
-        results, work, interrupted = judge_into(judge, todo, criterion, ask, ledger, args.quiet, more)
+        outcome, work = judge_rows(judge, task, ledger or print_rows(), quiet=args.quiet, more_work=more)  # closes the judge
     finally:
         if ledger is not None:
             ledger.close()
     judge.require_usable()  # e.g. a model file whose damage showed only when it was loaded
-    if interrupted:
-        kept = f"written to {args.output}; run the same command again to resume" if args.output else "printed; use -o FILE to keep results and resume"
-        print(f"judgesdk: interrupted: {len(results)} finished result(s) {kept}", file=sys.stderr)
-        return EXIT_INTERRUPTED
+    if outcome.interrupted:
+        raise outcome.interruption(args.output)
+    results = outcome.results
     unscored_before = sum(row.get("score") is None for row in done)  # final verdicts without a score (unparsed)
     if not args.quiet:
         _summary(results, skipped=len(done), unscored=unscored_before, work=work)
-    return EXIT_OK if unscored_before == 0 and all(r.score is not None for r in results) else EXIT_INCOMPLETE
-
-
-def judge_into(
-    judge: Any, todo: list[tuple[JudgeItem, dict[str, Any]]], criterion: Any, ask: Any, ledger: Ledger | None, quiet: bool,
-    more_work: Any = None,
-) -> tuple[list[JudgeResult], list[tuple[str, str]], bool]:
-    """Judge ``todo``, each result written (``ledger``) or printed as it exists. Returns the results in input
-    order (in finishing order when interrupted), the model's work summary (with ``more_work(judge)``'s rows,
-    read before the judge closes), and whether Ctrl-C stopped it. Closes ``judge``. ``judgesdk card`` judges
-    through it too, so a card's results file is a ``judgesdk score`` results file."""
-    finished: dict[int, JudgeResult] = {}
-    interrupted = False
-    try:
-        with _progress(len(todo), quiet) as advance:
-
-            def on_result(index: int, result: JudgeResult) -> None:
-                finished[index] = result
-                item, extra = todo[index]
-                row = row_for(result, item.id or "", ask, extra)
-                if ledger is not None:
-                    ledger.write(row)
-                else:
-                    print(json.dumps(row, ensure_ascii=False), flush=True)
-                advance()
-
-            try:
-                judge.score_many([item for item, _ in todo], criterion=criterion, on_result=on_result)
-            except KeyboardInterrupt:  # score_many has stopped its calls: every finished result is written
-                interrupted = True
-        work = [] if interrupted else _model_work(judge) + (more_work(judge) if more_work is not None else [])
-    finally:
-        judge.close()
-    results = list(finished.values()) if interrupted else [finished[i] for i in range(len(todo))]
-    return results, work, interrupted
+    return ExitCode.OK if unscored_before == 0 and all(r.score is not None for r in results) else ExitCode.INCOMPLETE
 
 
 def _estimate_score(args: argparse.Namespace, items: Any, criterion: Any, config: Any, ask: Any) -> int:
@@ -220,8 +125,8 @@ def _estimate_score(args: argparse.Namespace, items: Any, criterion: Any, config
     saved = forecast.save(found, args.output) if args.output is not None else None
     print(found.model_dump_json(), flush=True)
     if not args.quiet:
-        _console().print(forecast.table(found, saved=saved))
-    return EXIT_OK
+        console().print(forecast.table(found, saved=saved))
+    return ExitCode.OK
 
 
 def _jury_ask(args: argparse.Namespace, config: Any, criterion: Any) -> Any:
@@ -268,48 +173,6 @@ def _score_criteria(args: argparse.Namespace) -> Criterion | list[Criterion]:
     return chosen[0] if len(chosen) == 1 else chosen
 
 
-class _progress:
-    """A rich progress bar on stderr, or nothing when quiet."""
-
-    def __init__(self, total: int, quiet: bool) -> None:
-        self.total, self.quiet = total, quiet
-
-    def __enter__(self):
-        if self.quiet:
-            return lambda: None
-        from rich.progress import Progress
-
-        self._bar = Progress(transient=True, console=_console())
-        self._bar.start()
-        task = self._bar.add_task("judging", total=self.total)
-        return lambda: self._bar.advance(task)
-
-    def __exit__(self, *exc: object) -> None:
-        if not self.quiet:
-            self._bar.stop()
-
-
-def _console():
-    from rich.console import Console
-
-    return Console(stderr=True)
-
-
-def _model_work(judge: Any) -> list[tuple[str, str]]:
-    """Summary rows for what an in-process model evaluated (its prefix counters), if one was used."""
-    from judgesdk.provider.protocol import unwrap
-
-    rows: list[tuple[str, str]] = []
-    for provider in judge.providers_in_use:
-        counters = getattr(unwrap(provider), "counters", None)
-        if counters is None or not counters.requests:
-            continue
-        rows.append(("model prompt tokens", f"{counters.prompt_tokens:,} in {counters.requests} requests"))
-        evaluated = f"{counters.tokens_evaluated:,} (reused {counters.tokens_reused:,} from the KV cache)"
-        if counters.unique_tokens:
-            evaluated += f"; {counters.tokens_evaluated / counters.unique_tokens:.2f} x the {counters.unique_tokens:,} unique"
-        rows.append(("model tokens evaluated", evaluated))
-    return rows
 
 
 def _methods_line(results: list[JudgeResult]) -> str:
@@ -339,4 +202,4 @@ def _summary(results: list[JudgeResult], skipped: int, unscored: int = 0, work: 
     ]
     for name, value in rows:
         table.add_row(name, value)
-    _console().print(table)
+    console().print(table)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from judgesdk.core.errors import ConfigError
-from judgesdk.cli.score import EXIT_OK
+from judgesdk.core.exits import ExitCode
 
 __all__ = ["register", "run_serve"]
 
@@ -72,4 +72,4 @@ def run_serve(args: argparse.Namespace) -> int:
         guard = "callers need the key in $" + settings.api_key_env if settings.api_key_env else "anyone who reaches it can use it: set --api-key-env"
         print(f"judgesdk serve: listening on {settings.host}, reachable from other machines; {guard}", file=sys.stderr)
     serve(settings)
-    return EXIT_OK
+    return ExitCode.OK

@@ -118,8 +118,8 @@ def parse_retry_after(headers: object) -> float | None:
     try:
         return max(float(value), 0.0)
     except ValueError:
-        from email.utils import parsedate_to_datetime
         from datetime import datetime, timezone
+        from email.utils import parsedate_to_datetime
 
         try:
             when = parsedate_to_datetime(value)

@@ -18,7 +18,7 @@ class Usage(BaseModel):
     cache_write_input_tokens: int = 0  # prompt tokens written to a provider prompt cache (Anthropic bills them above input)
     calls: int = 0
 
-    def __add__(self, other: "Usage") -> "Usage":
+    def __add__(self, other: Usage) -> Usage:
         return Usage(
             input_tokens=self.input_tokens + other.input_tokens,
             output_tokens=self.output_tokens + other.output_tokens,
@@ -41,7 +41,7 @@ class Scale(BaseModel):
     values: tuple[float, ...]
 
     @model_validator(mode="after")
-    def _check(self) -> "Scale":
+    def _check(self) -> Scale:
         if len(self.labels) < 2:
             raise InputError("a scale needs at least two labels, e.g. Scale.likert(1, 5)")
         if len(self.labels) != len(self.values):
@@ -53,13 +53,13 @@ class Scale(BaseModel):
         return self
 
     @classmethod
-    def likert(cls, low: int = 1, high: int = 5) -> "Scale":
+    def likert(cls, low: int = 1, high: int = 5) -> Scale:
         if high <= low:
             raise InputError(f"a Likert scale needs low < high, got {low}..{high}")
         return cls(labels=tuple(str(v) for v in range(low, high + 1)), values=tuple(float(v) for v in range(low, high + 1)))
 
     @classmethod
-    def letters(cls, values: tuple[float, ...] = (1, 2, 3, 4, 5)) -> "Scale":
+    def letters(cls, values: tuple[float, ...] = (1, 2, 3, 4, 5)) -> Scale:
         return cls(labels=tuple("ABCDEFGHIJ"[: len(values)]), values=tuple(float(v) for v in values))
 
     @property
@@ -84,7 +84,7 @@ class Criterion(BaseModel):
     scale: Scale = Field(default_factory=Scale.likert)
 
     @model_validator(mode="after")
-    def _check(self) -> "Criterion":
+    def _check(self) -> Criterion:
         if not self.name.strip():
             raise InputError("a criterion needs a non-empty name, e.g. Criterion(name='coherence', ...)")
         return self
@@ -193,7 +193,7 @@ class JudgeResult(BaseModel):
     error: str | None = None
     notes: list[str] = Field(default_factory=list)
     details: dict[str, Any] = Field(default_factory=dict)  # method-specific evidence (per rung, per assistant...)
-    parts: dict[str, "JudgeResult"] | None = None  # results a combined score was made of (e.g. per criterion)
+    parts: dict[str, JudgeResult] | None = None  # results a combined score was made of (e.g. per criterion)
     item_id: str | None = None
     provenance: Provenance | None = None  # what produced it (judgesdk.core.provenance); None on results that no model produced
 
@@ -214,7 +214,7 @@ class JudgeItem(BaseModel):
     id: str | None = None
 
     @model_validator(mode="after")
-    def _check(self) -> "JudgeItem":
+    def _check(self) -> JudgeItem:
         if not isinstance(self.output, str) or not self.output.strip():
             raise InputError(f"item {self.id or ''} has an empty output: there is nothing to judge".replace("  ", " "))
         for name in ("output", "source", "context", "reference", "id"):

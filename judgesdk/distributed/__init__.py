@@ -18,7 +18,7 @@ May import: every floor up to :mod:`judgesdk.judging` (:mod:`judgesdk.core`, :mo
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any as _Any
 
 __all__ = ["RayRun", "SharedLimiter", "merge_caches", "score_dataset"]
 
@@ -30,7 +30,7 @@ _WHERE = {
 }
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> _Any:
     if name not in _WHERE:
         raise AttributeError(f"module 'judgesdk.distributed' has no attribute {name!r}")
     import importlib

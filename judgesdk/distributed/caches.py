@@ -16,8 +16,8 @@ from pathlib import Path
 import diskcache
 from pydantic import BaseModel
 
-from judgesdk.provider.layers.cache import open_cache
 from judgesdk.core.errors import InputError
+from judgesdk.provider.layers.cache import open_cache
 
 
 class MergeReport(BaseModel):

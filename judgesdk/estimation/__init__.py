@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from judgesdk.core.faces import lazy
+from judgesdk.core.faces import lazy as _lazy
 
 if TYPE_CHECKING:
     from judgesdk.estimation.estimate import Estimate, EstimationSettings, choose_method, estimate, read_label
 
 __all__ = ["Estimate", "EstimationSettings", "choose_method", "estimate", "read_label"]
-__getattr__, __dir__ = lazy(__name__, dict.fromkeys(__all__, "judgesdk.estimation.estimate"), globals())
+__getattr__, __dir__ = _lazy(__name__, dict.fromkeys(__all__, "judgesdk.estimation.estimate"), globals())

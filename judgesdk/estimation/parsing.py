@@ -85,8 +85,9 @@ Anything else returns ``None``: an unclear answer is not a choice.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal, Sequence
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
@@ -110,7 +111,7 @@ class ParsedScore(BaseModel):
     span: str | None
 
     @model_validator(mode="after")
-    def _consistent(self) -> "ParsedScore":
+    def _consistent(self) -> ParsedScore:
         if (self.status == "ok") != (self.value is not None and self.label is not None):
             raise ValueError("value and label are set exactly when status is 'ok'")
         if self.value is not None and self.value != self.value:  # NaN

@@ -14,12 +14,27 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from judgesdk.core.faces import lazy
+from judgesdk.core.faces import lazy as _lazy
 
 if TYPE_CHECKING:
     from judgesdk.forecast.job import (
-        CHARS_PER_TOKEN, Beside, Forecast, PlanningProvider, ProviderForecast, ProviderSpend, SpendMeter, aforecast,
-        compare_rows, estimate_path, fingerprint, forecast, label_paths, load_saved, save, table, todo_items,
+        CHARS_PER_TOKEN,
+        Beside,
+        Forecast,
+        PlanningProvider,
+        ProviderForecast,
+        ProviderSpend,
+        SpendMeter,
+        aforecast,
+        compare_rows,
+        estimate_path,
+        fingerprint,
+        forecast,
+        label_paths,
+        load_saved,
+        save,
+        table,
+        todo_items,
     )  # fmt: skip
 
 __all__ = [
@@ -27,4 +42,4 @@ __all__ = [
     "aforecast", "compare_rows", "estimate_path", "fingerprint", "forecast", "label_paths", "load_saved", "save",
     "table", "todo_items",
 ]  # fmt: skip
-__getattr__, __dir__ = lazy(__name__, dict.fromkeys(__all__, "judgesdk.forecast.job"), globals())
+__getattr__, __dir__ = _lazy(__name__, dict.fromkeys(__all__, "judgesdk.forecast.job"), globals())

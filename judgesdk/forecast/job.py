@@ -34,12 +34,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from judgesdk.provider.layers.cache import CachedProvider, check_directory, open_cache
-from judgesdk.judging.judge_config import JudgeConfig, ProviderConfig, build_adapter, detect_chain
-from judgesdk.provider.pricing import CostModel, price_for
 from judgesdk.core.errors import ConfigError, ProviderError
-from judgesdk.forecast.planner import PlanningProvider
-from judgesdk.forecast.kv_replay import KVReplay, label_paths, local_settings
+from judgesdk.core.types import Criterion, JudgeItem
 from judgesdk.forecast.bill import (
     Forecast,
     ProviderForecast,
@@ -50,13 +46,19 @@ from judgesdk.forecast.bill import (
     save,
     table,
 )
+from judgesdk.forecast.kv_replay import KVReplay, label_paths, local_settings
+from judgesdk.forecast.planner import PlanningProvider
 from judgesdk.forecast.tokens import CHARS_PER_TOKEN, Vocab, tokenizer_for
 from judgesdk.judging.judge import Judge
-from judgesdk.provider.protocol import GenerateRequest, GenerateResponse, Provider, Usage, WrapperProvider, find_layer, unwrap
-from judgesdk.records import is_final, latest, read_rows
-from judgesdk.judging.judge_config import ask_for
+from judgesdk.judging.judge_config import JudgeConfig, ask_for, detect_chain
+from judgesdk.provider.layers.budget import UsageMeter
+from judgesdk.provider.layers.cache import CachedProvider, check_directory, open_cache
+from judgesdk.provider.pricing import CostModel, price_for
+from judgesdk.provider.protocol import Provider, Usage, find_layer, unwrap
 from judgesdk.provider.registry import pricing
-from judgesdk.core.types import Criterion, JudgeItem
+from judgesdk.provider.settings import ProviderConfig
+from judgesdk.provider.stack import build_adapter
+from judgesdk.records import is_final, read_results
 
 __all__ = [
     "CHARS_PER_TOKEN", "Beside", "Forecast", "PlanningProvider", "ProviderForecast", "ProviderSpend", "SpendMeter",
@@ -84,8 +86,7 @@ def todo_items(items: Sequence[tuple[JudgeItem, Mapping[str, Any]]], results: Pa
     """The items a run into ``results`` would judge: those without a final row for ``ask`` there (read, never locked)."""
     if results is None or not results.is_file():
         return [item for item, _ in items]
-    rows, _ = read_rows(results)
-    done = {key for key, row in latest(rows, ask).items() if is_final(row)}
+    done = {key for key, row in read_results(results).latest(ask).items() if is_final(row.model_dump())}
     return [item for item, _ in items if (item.id or "") not in done]
 
 
@@ -218,30 +219,9 @@ def _notes(count: ProviderForecast, config: JudgeConfig) -> list[str]:
 # -- what a run spends, beside the estimate -----------------------------------------------------------
 
 
-class _Metered(WrapperProvider):
-    """The meter's layer over one adapter: adds up the usage of each answer that did not come from a cache."""
-
-    def __init__(self, inner: Provider, meter: SpendMeter) -> None:
-        super().__init__(inner)
-        self.meter = meter
-
-    async def generate(self, request: GenerateRequest) -> GenerateResponse:
-        response = await self.inner.generate(request)
-        if not response.cached:
-            key = (self.kind, self.model)
-            self.meter.usage[key] = self.meter.usage.get(key, Usage()) + response.usage.model_copy(update={"calls": 1})
-        return response
-
-
-class SpendMeter:
-    """Counts what a run's calls spend, per provider: ``Judge.from_config(config, wrap=meter.wrap)`` puts it
-    under the cache and retry, where only real calls pass (each successful attempt once)."""
-
-    def __init__(self) -> None:
-        self.usage: dict[tuple[str, str], Usage] = {}
-
-    def wrap(self, adapter: Provider) -> Provider:
-        return _Metered(adapter, self)
+class SpendMeter(UsageMeter):
+    """Counts what a run's calls spend, per provider: ``Judge.from_config(config, extras=Extras(meter=meter))``
+    puts it under the cache and retry, where only real calls pass (each successful attempt once)."""
 
     def spent(self, judge: Judge, prices: CostModel | None = None) -> list[ProviderSpend]:
         """Per provider the judge used: its calls and usage, its cache's hits, its local model's evaluated tokens.

@@ -3,10 +3,10 @@
 The estimate's ``tokens evaluated`` is what the llama.cpp provider's ``counters.tokens_evaluated`` records
 after prefix reuse. :class:`KVReplay` repeats its KV-cache bookkeeping over the calls in arrival order, so
 that the source of a document is counted once when its outputs follow each other, as it is evaluated once.
-It mirrors ``providers/llamacpp_prefix.py`` and the request paths of ``providers/llamacpp.py`` /
-``llamacpp_labels.py`` rule for rule, by copy: those modules need llama-cpp-python (the ``local`` extra),
-which an estimate for a hosted API does without; ``tests/test_forecast.py`` checks that the copied constants
-and label paths still match. Pure bookkeeping on integers: it imports nothing of judgesdk.
+It follows ``providers/llamacpp_prefix.py`` and the request paths of ``providers/llamacpp.py`` /
+``llamacpp_labels.py``, and reads their rules (thresholds, alignment, padding, label paths) from the one place both
+take them, :mod:`judgesdk.providers.llamacpp_rules`, which needs neither llama-cpp-python nor NumPy: an estimate
+for a hosted API does without the ``local`` extra. Pure bookkeeping on integers.
 """
 
 from __future__ import annotations
@@ -16,28 +16,11 @@ from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from judgesdk.providers import llamacpp_rules as rules
+from judgesdk.providers.llamacpp_rules import common, label_paths
+from judgesdk.providers.llamacpp_rules import shared as shared_prefix
+
 __all__ = ["KVReplay", "label_paths", "local_settings"]
-
-
-def _common(a: Sequence[int], b: Sequence[int]) -> int:
-    n = 0
-    for x, y in zip(a, b):
-        if x != y:
-            break
-        n += 1
-    return n
-
-
-def _shared(prompts: Sequence[Sequence[int]]) -> int:
-    return min(_common(prompts[0], p) for p in prompts[1:]) if len(prompts) > 1 else 0
-
-
-def label_paths(encoded: Mapping[str, Sequence[int]]) -> list[tuple[int, ...]]:
-    """The label-token paths the local provider evaluates after a prompt: each label's tokens but its last,
-    reduced to those that are no prefix of another (``providers/llamacpp_labels.py``)."""
-    unique = sorted({tuple(t[:-1]) for t in encoded.values() if t})
-    maximal = [p for p in unique if not any(len(q) > len(p) and q[: len(p)] == p for q in unique)]
-    return maximal or [()]
 
 
 class KVReplay:
@@ -50,11 +33,11 @@ class KVReplay:
     states are far below it) and a generation's own stopping (counted at ``max_tokens``).
     """
 
-    RESTORE_MIN_GAIN = 16  # PrefixCache.RESTORE_MIN_GAIN
-    SAVE_MIN_DISCARD = 32  # PrefixCache.SAVE_MIN_DISCARD
-    CELL_ALIGN = 64  # llamacpp_prefix.CELL_ALIGN
-    ROW_GROUP = 4  # llamacpp_prefix.ROW_GROUP
-    PARALLEL_MAX_SUFFIX = 48  # LlamaCppProvider.PARALLEL_MAX_SUFFIX
+    RESTORE_MIN_GAIN = rules.RESTORE_MIN_GAIN
+    SAVE_MIN_DISCARD = rules.SAVE_MIN_DISCARD
+    CELL_ALIGN = rules.CELL_ALIGN
+    ROW_GROUP = rules.ROW_GROUP
+    PARALLEL_MAX_SUFFIX = rules.PARALLEL_MAX_SUFFIX
 
     def __init__(self, *, reuse: bool, states: int, n_swa: int, parallel: int, n_batch: int, n_ctx: int) -> None:
         self.reuse, self.max_states, self.n_swa = reuse, states if reuse else 0, n_swa
@@ -70,14 +53,14 @@ class KVReplay:
     def _best(self, tokens: Sequence[int]) -> tuple[int | None, int]:
         best_key, best_len = None, 0
         for key, state in reversed(self.states.items()):
-            n = _common(state, tokens)
+            n = common(state, tokens)
             if n > best_len:
                 best_key, best_len = key, n
         return best_key, best_len
 
     def _put(self, state: tuple[int, ...]) -> None:
         for key, entry in list(self.states.items()):
-            if _common(entry, state) * 2 >= min(len(entry), len(state)):
+            if common(entry, state) * 2 >= min(len(entry), len(state)):
                 del self.states[key]
         self.states[self._next] = state
         self._next += 1
@@ -86,7 +69,7 @@ class KVReplay:
 
     # -- the live cache
     def cached_prefix(self, tokens: Sequence[int]) -> int:
-        shared = _common(self.live, tokens)
+        shared = common(self.live, tokens)
         return shared if shared >= self.floor else 0
 
     def rewind(self, n: int) -> None:
@@ -189,7 +172,7 @@ class KVReplay:
 
     def label_group(self, prompts: list[list[int]], paths: list[tuple[int, ...]]) -> list[int]:
         """Label requests that differ only in a short suffix: one parallel decode (``_generate_group``)."""
-        shared = _shared(prompts)
+        shared = shared_prefix(prompts)
         tails = [p[shared:] + list(paths[0]) for p in prompts]
         tail_tokens = sum(map(len, tails))
         step = (self.n_batch - 2 * (self.ROW_GROUP - 1)) // self.ROW_GROUP * self.ROW_GROUP  # PrefixCache.batch_step
@@ -214,7 +197,7 @@ class KVReplay:
             group = out[-1] if out else None
             if group is not None and len(group) < self.parallel and labels[group[0]] == labels[i]:
                 members = [prompts[j] for j in group] + [prompt]
-                if max(map(len, members)) - _shared(members) <= self.PARALLEL_MAX_SUFFIX:
+                if max(map(len, members)) - shared_prefix(members) <= self.PARALLEL_MAX_SUFFIX:
                     group.append(i)
                     continue
             out.append([i])

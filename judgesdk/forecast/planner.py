@@ -20,10 +20,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from judgesdk.provider.layers.cache import cache_key
-from judgesdk.forecast.kv_replay import KVReplay, label_paths
+from judgesdk.core.types import Scale
 from judgesdk.forecast.bill import ProviderForecast
+from judgesdk.forecast.kv_replay import KVReplay, label_paths
 from judgesdk.provider.decisions import DecisionAnswer, PredicateQuestion, ScoreQuestion
+from judgesdk.provider.layers.cache import cache_key
 from judgesdk.provider.protocol import (
     Choice,
     GenerateRequest,
@@ -35,7 +36,6 @@ from judgesdk.provider.protocol import (
     WrapperProvider,
     request_text,
 )
-from judgesdk.core.types import Scale
 
 __all__ = ["PlanningProvider"]
 

@@ -45,7 +45,7 @@ is the import to use:
 * :mod:`judgesdk.gate.gate_config`: the gate file: :class:`CriterionSpec`, one model per gate kind,
   :class:`GateConfig`, :func:`load_gate_config`;
 * :mod:`judgesdk.gate.run`: the impure step: :class:`CriterionRun`, :class:`GateRun`,
-  :func:`collect`, reading result lines back (:func:`result_from_record`, :func:`read_records`);
+  :func:`collect`, reading result rows back through :func:`judgesdk.records.read_results`;
 * :mod:`judgesdk.stats.resampling`: the seeded resamplers :func:`bootstrap_mean_ci` and :func:`sign_flip_p`;
 * :mod:`judgesdk.stats.ppi`: corrected estimates from a human slice: :func:`ppi_mean` (PPI++),
   :func:`rogan_gladen`;
@@ -91,13 +91,8 @@ from judgesdk.gate.run import (
     CriterionRun,
     GateRun,
     collect,
-    read_records,
-    result_from_record,
 )
-from judgesdk.stats.ppi import Interval, PassRateRefusal, PPIMean, RoganGladen, ppi_mean, rogan_gladen
 from judgesdk.gate.slice import LabelPlan, Slice, draw_slice, join_slice, plan_labels
-from judgesdk.records.labels import HumanLabels, read_labels
-from judgesdk.stats.resampling import bootstrap_mean_ci, sign_flip_p
 from judgesdk.gate.verdict import (
     EXIT_CODES,
     GateKind,
@@ -107,6 +102,9 @@ from judgesdk.gate.verdict import (
     Verdict,
     verdict_status,
 )
+from judgesdk.records.labels import HumanLabels, read_labels
+from judgesdk.stats.ppi import Interval, PassRateRefusal, PPIMean, RoganGladen, ppi_mean, rogan_gladen
+from judgesdk.stats.resampling import bootstrap_mean_ci, sign_flip_p
 
 __all__ = [
     "EXIT_CODES",
@@ -147,12 +145,10 @@ __all__ = [
     "plan_labels",
     "ppi_mean",
     "read_labels",
-    "read_records",
     "render_json",
     "render_junit",
     "render_markdown",
     "render_text",
-    "result_from_record",
     "rogan_gladen",
     "sign_flip_p",
     "verdict_status",

@@ -15,12 +15,12 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from judgesdk.core.errors import ConfigError
+from judgesdk.core.types import Criterion, Scale
+from judgesdk.judging.judge_config import validation_summary
+from judgesdk.meta.reliability import ReviewPolicy
 from judgesdk.prompting import presets
 from judgesdk.provider.layers.budget import Budget
-from judgesdk.judging.judge_config import validation_summary
-from judgesdk.core.errors import ConfigError
-from judgesdk.meta.reliability import ReviewPolicy
-from judgesdk.core.types import Criterion, Scale
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -40,6 +40,9 @@ class CriterionSpec(BaseModel):
     calibration: Path | None = None  # a calibration JSON: scores and thresholds on the human scale
     labels: Path | None = None  # human labels of a random slice of the run (JSONL: id, label), for the corrected gates
     baseline_labels: Path | None = None  # human labels of a random slice of the baseline run, for ppi_regression
+    # true: human labels may lie outside ``scale`` (continuous or rescaled human scores); the corrected gates then
+    # take them and their intervals are not bounded by the scale. false (default): such a label is an input error.
+    open_scale: bool = False
 
     def criterion(self) -> Criterion:
         if self.preset:
@@ -101,8 +104,9 @@ class PPICILowerGate(_Gate):
     """Quality: the lower bound of the PPI++ corrected CI of the mean human score is at least ``min``.
 
     Needs ``labels`` on the criterion: human labels of a random slice of this run (judgesdk.stats.ppi).
-    ``method``: ``cross-fit`` (default; cross-fitted lambda, t quantile, bounded by the criterion's scale)
-    or ``ppi++`` (ppi-python's normal interval, which under-covers on labels piled at one end of the scale).
+    ``method``: ``cross-fit`` (default; cross-fitted lambda, jackknife variance, t quantile with Hall's
+    skewness correction, bounded by the criterion's scale) or ``ppi++`` (ppi-python's normal interval, which
+    under-covers on labels piled at one end of the scale).
     """
 
     kind: Literal["ppi_ci_lower"]

@@ -174,8 +174,13 @@ def write_output(path: Path, text: str, flag: str) -> None:
         raise InputError(f"cannot write {flag} {path}: {exc.strerror or exc}: choose a writable path") from None
 
 
-def write_reports(verdict: Verdict, *, junit: Path | None = None, markdown: Path | None = None, env: Mapping[str, str] | None = None) -> None:
-    """Write the requested renderings; the Markdown is also appended to ``$GITHUB_STEP_SUMMARY`` when set."""
+def write_reports(
+    verdict: Verdict, *, junit: Path | None = None, markdown: Path | None = None, json_report: Path | None = None, env: Mapping[str, str] | None = None
+) -> None:
+    """Write the requested renderings (the JSON one is what ``judgesdk view --gate`` reads); the Markdown is also
+    appended to ``$GITHUB_STEP_SUMMARY`` when set."""
+    if json_report is not None:
+        write_output(json_report, render_json(verdict) + "\n", "--json-report")
     if junit is not None:
         write_output(junit, render_junit(verdict), "--junit")
     if markdown is not None:

@@ -19,14 +19,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from pathlib import Path
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel
 from scipy import stats
 
 from judgesdk.core.errors import InputError
-from judgesdk.records.labels import HumanLabels, read_labels
+from judgesdk.records.labels import HumanLabels
 
 __all__ = ["LabelPlan", "Slice", "draw_slice", "join_slice", "plan_labels"]
 
@@ -116,8 +115,9 @@ def plan_labels(
     (:func:`judgesdk.stats.ppi.ppi_lambda`'s formula) and the smallest n whose ``t * se <= half_width`` is
     returned (t: Student's quantile with n - 1 degrees of freedom, as the gate's default interval uses);
     the human-only count is the smallest n with ``t * sd_y / sqrt(n) <= half_width``. The pilot's estimates
-    are noisy, and near an end of the scale the gate's interval is asymmetric: treat the answer as a guide,
-    and re-plan from the bigger slice.
+    are noisy, and the gate's interval also counts the tuned lambda's noise (jackknife) and, on labels piled
+    at one end of the scale, reaches further toward the other (Hall's skewness correction): treat the answer
+    as a guide, and re-plan from the bigger slice.
     """
     y = np.asarray(human, dtype=float)
     f = np.asarray(judge_labelled, dtype=float)

@@ -15,15 +15,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from judgesdk.core.faces import lazy
+from judgesdk.core.faces import lazy as _lazy
 
 if TYPE_CHECKING:
     from judgesdk.judging.judge import Judge
-    from judgesdk.judging.judge_config import JudgeConfig, ProviderConfig, ask_for, load_config
+    from judgesdk.judging.judge_config import JudgeConfig, ask_for, load_config
 
-__all__ = ["Judge", "JudgeConfig", "ProviderConfig", "ask_for", "load_config"]
-__getattr__, __dir__ = lazy(
+__all__ = ["Judge", "JudgeConfig", "ask_for", "load_config"]
+__getattr__, __dir__ = _lazy(
     __name__,
-    {"Judge": "judgesdk.judging.judge", **dict.fromkeys(("JudgeConfig", "ProviderConfig", "ask_for", "load_config"), "judgesdk.judging.judge_config")},
+    {"Judge": "judgesdk.judging.judge", **dict.fromkeys(("JudgeConfig", "ask_for", "load_config"), "judgesdk.judging.judge_config")},
     globals(),
 )

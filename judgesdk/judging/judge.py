@@ -17,25 +17,25 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from judgesdk.judging.judge_config import JudgeConfig, build_provider, detect_chain, load_config, stack
 from judgesdk.core.errors import ConfigError, InputError, JudgeSDKError, ProviderError, UnavailableError
-from judgesdk.estimation.estimate import EstimationSettings
 from judgesdk.core.provenance import Provenance, options_hash, sdk_version
-from judgesdk.provider.layers.witness import Witness, collecting, served_by
+from judgesdk.core.types import Criterion, CriterionSpec, JudgeItem, JudgeResult, as_criteria, as_criterion
+from judgesdk.estimation.estimate import EstimationSettings
+from judgesdk.judging.judge_config import JudgeConfig, detect_chain, load_config
+from judgesdk.prompting.templates import Template, load_template
+from judgesdk.provider.layers.witness import collecting, served_by
 from judgesdk.provider.protocol import Provider
+from judgesdk.provider.stack import Extras, ProviderSource, assemble, witnessed
 from judgesdk.scorers import pairwise, scorer_for
 from judgesdk.scorers.common import ScorerOptions
 from judgesdk.scorers.multi import score_fine_grained
 from judgesdk.scorers.pairwise import Comparison, Ranking
-from judgesdk.prompting.templates import Template, load_template
-from judgesdk.core.types import Criterion, CriterionSpec, JudgeItem, JudgeResult, as_criteria, as_criterion
 
 __all__ = ["CriterionSpec", "Judge", "ProviderSource", "as_criteria", "as_criterion"]
 
 T = TypeVar("T")
 log = logging.getLogger("judgesdk")
 _CANCEL_WAIT_S = 10.0  # how long Ctrl-C waits for cancelled calls to unwind
-ProviderSource = Provider | Callable[[], Provider]
 
 
 class Judge:
@@ -76,14 +76,15 @@ class Judge:
         source: str | Path | Mapping[str, Any] | JudgeConfig | None = None,
         *,
         adapters: Sequence[ProviderSource] | None = None,
-        wrap: Callable[[Provider], Provider] | None = None,
-    ) -> "Judge":
+        extras: Extras | Sequence[Extras | None] | None = None,
+    ) -> Judge:
         """A judge from a TOML/YAML path, a mapping or a :class:`JudgeConfig` (plus ``JUDGESDK_*`` variables).
 
-        Each provider is the config's adapter (or one of ``adapters``, replacing the configured chain, e.g. a
-        scripted provider in tests), optionally ``wrap``-ped (e.g. a budget meter), under the config's cache
-        and retry (see :func:`judgesdk.judging.judge_config.stack`); configured adapters are under their ``rate_limit``.
-        Providers are built on first use.
+        Each provider is the config's (or one of ``adapters``, replacing the configured chain, e.g. a scripted
+        provider in tests) under the config's layers and a run's ``extras`` (a budget, a meter, a deferral, a
+        shared limiter; one for the whole chain, or one per provider of it), stacked by
+        :func:`judgesdk.provider.stack.assemble`; configured adapters are under their ``rate_limit``. Providers are
+        built on first use.
         """
         import os
 
@@ -93,12 +94,11 @@ class Judge:
                 "this config has a [jury] section, which one Judge cannot answer: use judgesdk.jury.Jury.from_config "
                 "(judgesdk score reads it), or remove [jury] to judge with the top-level providers"
             )
-        if adapters is None:
-            builders = [_adapter_builder(pc) for pc in config.providers or detect_chain(os.environ)]
-        else:
-            builders = [_as_builder(a) for a in adapters]
+        chain: Sequence[Any] = adapters if adapters is not None else (config.providers or detect_chain(os.environ))
+        plan = config.stack_plan()
+        each = list(extras) if isinstance(extras, Sequence) else [extras] * len(chain)
         return cls(
-            [_stacked(build, config, wrap) for build in builders],
+            [_stacked(source, plan, added) for source, added in zip(chain, each, strict=True)],
             template=config.template,
             method=config.method,
             dataset=config.dataset,
@@ -236,7 +236,7 @@ class Judge:
             self._loop.close()
             self._loop = None
 
-    def __enter__(self) -> "Judge":
+    def __enter__(self) -> Judge:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -279,10 +279,10 @@ class Judge:
         return [self._built[i].inner for i in sorted(self._built)]  # type: ignore[attr-defined]
 
     def _provider(self, index: int) -> Provider:
-        """The built stack under a :class:`~judgesdk.core.provenance.Witness`, which sees every answer it gives."""
+        """The built stack under the witness (:func:`judgesdk.provider.stack.witnessed`), which sees every answer it gives."""
         if index not in self._built:
             source = self._sources[index]
-            self._built[index] = Witness(_as_builder(source)())
+            self._built[index] = witnessed(_as_builder(source)())
         return self._built[index]
 
     async def _judge(self, item: JudgeItem, criteria: tuple[Criterion, ...], method: str) -> JudgeResult:
@@ -393,21 +393,14 @@ def _template(template: str | Path | Template) -> Template:
     return template if isinstance(template, Template) else load_template(template)
 
 
-def _adapter_builder(config: Any) -> Callable[[], Provider]:
-    return lambda: build_provider(config)
-
-
 def _as_builder(source: ProviderSource) -> Callable[[], Provider]:
     """A factory for a provider given as an instance or as a factory."""
     return (lambda: source) if hasattr(source, "generate") else source  # type: ignore[return-value]
 
 
-def _stacked(build: Callable[[], Provider], config: JudgeConfig, wrap: Callable[[Provider], Provider] | None) -> Callable[[], Provider]:
-    def make() -> Provider:
-        adapter = build()
-        return stack(wrap(adapter) if wrap is not None else adapter, config)
-
-    return make
+def _stacked(source: Any, plan: Any, extras: Extras | None) -> Callable[[], Provider]:
+    """A factory of the whole stack over ``source`` (a provider config, an adapter or an adapter's factory)."""
+    return lambda: assemble(source, plan, extras)
 
 
 def _scoring_call(

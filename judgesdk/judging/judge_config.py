@@ -34,7 +34,6 @@ A judge's unset ``provider``, ``method``, ``template`` are the top-level ones; i
 
 from __future__ import annotations
 
-import dataclasses
 import difflib
 import hashlib
 import json
@@ -44,95 +43,29 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from judgesdk.provider.layers.breaker import OverloadConfig, guarded
-from judgesdk.provider.layers.cache import CachedProvider, open_cache
-from judgesdk.provider.layers.coalesce import CoalescingProvider
 from judgesdk.core.errors import ConfigError
 from judgesdk.core.types import Criterion
-from judgesdk.records import Ask
 from judgesdk.estimation.estimate import EstimationSettings
+from judgesdk.provider.layers.breaker import OverloadConfig
+from judgesdk.provider.layers.retry import RetryPolicy
+from judgesdk.provider.settings import NO_KEY_IN_CONFIG, CacheConfig, ProviderConfig
+from judgesdk.provider.stack import StackPlan
+from judgesdk.records import Ask
 from judgesdk.scorers.method_options import METHOD_KEYS
 from judgesdk.scorers.method_options import problem as method_options_problem
-from judgesdk.provider.protocol import Capabilities, Provider
-from judgesdk.provider.layers.ratelimit import RateLimitConfig, build_limited
-from judgesdk.provider.registry import ProviderSettings, ProviderSpec, canonical_kind, check_options, provider_spec
-from judgesdk.provider.layers.retry import RetryingProvider, RetryPolicy
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
     import tomli as tomllib
 
-ProviderKind = str  # a kind the provider registry knows: judgesdk.provider.registry.provider_kinds()
-
 # The detected chain (no providers configured): these hosted kinds where their vendor's key is set, in this
 # order, then the embedded local model. A documented default, not a list of kinds: any registered kind can be
 # configured. The variables are named here so that detecting imports no adapter.
 DETECTED_HOSTED = (("openai", "OPENAI_API_KEY"), ("anthropic", "ANTHROPIC_API_KEY"))
 DETECTED_FALLBACK = "local"
-NO_KEY_IN_CONFIG = (
-    "API keys are never read from config files: put the key in an environment variable and name it with "
-    'api_key_env = "VARIABLE"'
-)
-_TOP_LEVEL = {"model", "base_url", "api", "timeout_s", "capabilities"}  # adapter arguments set as fields, never as options
-
-
-class ProviderConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid", hide_input_in_errors=True)  # a misplaced key is never echoed
-
-    kind: ProviderKind  # checked against the provider registry; an alias becomes its kind
-    model: str | None = None
-    base_url: str | None = None
-    api_key_env: str | None = None  # name of the environment variable holding the key
-    api: Literal["chat", "completions", "decisions", "systemone"] = "chat"  # openai: chat, completions, decisions; litellm: chat, decisions, systemone
-    timeout_s: float = Field(default=60.0, gt=0)  # seconds per request
-    capabilities: dict[str, Any] = Field(default_factory=dict)  # overrides of declared capabilities
-    options: dict[str, Any] = Field(default_factory=dict)  # the kind's typed options (local: model_path, n_gpu_layers...)
-    rate_limit: RateLimitConfig | None = None  # in flight, RPM/TPM buckets, back-off on 429s; None: unlimited
-
-    @field_validator("kind")
-    @classmethod
-    def _registered_kind(cls, value: str) -> str:
-        return canonical_kind(value)  # ConfigError (a ValueError) naming the valid kinds
-
-    @field_validator("options")
-    @classmethod
-    def _typed_options(cls, value: dict[str, Any], info: ValidationInfo) -> dict[str, Any]:
-        """Checked against the kind's options model when any are given, so a typo is found at load; none
-        given imports no adapter (the detected chain names kinds it may never build)."""
-        kind = info.data.get("kind")
-        if value and kind is not None:  # an unknown kind is reported by itself
-            check_options(kind, value)
-        return value
-
-    @model_validator(mode="before")
-    @classmethod
-    def _no_key_in_config(cls, data: Any) -> Any:
-        """A key written in a config is refused, by name only: its value is never repeated in the error."""
-        if isinstance(data, Mapping):
-            options = data.get("options")
-            for where, mapping in (("api_key", data), ("options.api_key", options if isinstance(options, Mapping) else {})):
-                if "api_key" in mapping:
-                    raise ValueError(f"{where} is refused: {NO_KEY_IN_CONFIG}")
-            reserved = sorted(set(options or {}) & _TOP_LEVEL) if isinstance(options, Mapping) else []
-            if reserved:
-                raise ValueError(f"options.{reserved[0]} is refused: set {reserved[0]} directly under [[providers]], not in its options")
-        return data
-
-
-class CacheConfig(BaseModel):
-    """The response cache. Its directory is checked when the cache is opened (a provider is built), not
-    here: ``--no-cache`` must rescue a run whose configured directory is unusable."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    enabled: bool = True
-    directory: Path = Field(default_factory=lambda: default_cache_dir())
-    namespace: str = "default"
-    ttl_s: float | None = Field(default=None, gt=0)
-    size_limit_mb: float = Field(default=1024.0, gt=0)  # least recently stored entries are evicted past it
 
 
 class JudgeConfig(BaseModel):
@@ -148,7 +81,7 @@ class JudgeConfig(BaseModel):
     overload: OverloadConfig = Field(default_factory=OverloadConfig)  # adaptive concurrency, circuit breaker
     cache: CacheConfig = Field(default_factory=CacheConfig)
     estimation: EstimationSettings = Field(default_factory=EstimationSettings)
-    jury: "JuryConfig | None" = None  # several judges instead of one (judgesdk.jury); None: this judge alone
+    jury: JuryConfig | None = None  # several judges instead of one (judgesdk.jury); None: this judge alone
 
     @field_validator("method_options")
     @classmethod
@@ -160,7 +93,7 @@ class JudgeConfig(BaseModel):
         return value
 
     @model_validator(mode="after")
-    def _jury_judges(self) -> "JudgeConfig":
+    def _jury_judges(self) -> JudgeConfig:
         """Each judge as it will run (its unset fields the top-level ones): a method whose scores are on the
         criterion's scale, its options read by that method, and no two judges the same."""
         if self.jury is None:
@@ -189,6 +122,10 @@ class JudgeConfig(BaseModel):
             seen[same] = judge.name
         return self
 
+
+    def stack_plan(self) -> StackPlan:
+        """The layers this config stacks over each provider (:func:`judgesdk.provider.stack.assemble`)."""
+        return StackPlan(retry=self.retry, overload=self.overload, cache=self.cache)
 
 # Methods whose score is not a value on the criterion's scale (see their scorers' docstrings): a jury refuses them.
 OFF_SCALE = {"likelihood": "a log-probability", "synthetic": "a ranking score against a ladder of references"}
@@ -247,7 +184,7 @@ class JuryConfig(BaseModel):
     weights_from: Path | None = None  # labels JSONL ({"id", "label"}) of items of the run: aggregate = "weights"
 
     @model_validator(mode="after")
-    def _coherent(self) -> "JuryConfig":
+    def _coherent(self) -> JuryConfig:
         if len(self.judges) < 2:
             raise ValueError(f"a jury needs at least two judges ([[jury.judges]] entries), got {len(self.judges)}")
         names = [judge.name for judge in self.judges]
@@ -289,11 +226,6 @@ def jury_member_config(config: JudgeConfig, judge: JuryJudgeConfig) -> JudgeConf
     data["template"] = judge.template or config.template
     data["method_options"] = {**config.method_options, **judge.method_options}
     return JudgeConfig.model_validate(data)
-
-
-def default_cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "judgesdk"
 
 
 def load_config(source: str | Path | Mapping[str, Any] | JudgeConfig | None = None) -> JudgeConfig:
@@ -404,63 +336,6 @@ def detect_chain(env: Mapping[str, str]) -> list[ProviderConfig]:
     chain = [ProviderConfig(kind=kind) for kind, variable in DETECTED_HOSTED if env.get(variable)]
     chain.append(ProviderConfig(kind=DETECTED_FALLBACK))
     return chain
-
-
-def model_name(config: ProviderConfig) -> str:
-    """The model ``config`` names, or its kind's default model (``""`` where the kind has none)."""
-    return config.model or provider_spec(config.kind).default_model
-
-
-def build_adapter(config: ProviderConfig) -> Provider:
-    """The bare adapter for one provider config, as its kind's registry spec builds it (the adapter's module,
-    and its SDK, imported only now: extras stay optional)."""
-    spec = provider_spec(config.kind)
-    options = spec.parse_options(config.options)
-    settings = ProviderSettings(
-        kind=config.kind, model=config.model or spec.default_model, base_url=config.base_url, api=config.api,
-        timeout_s=config.timeout_s, api_key_env=config.api_key_env,
-    )  # fmt: skip
-    capabilities = _capabilities(config, spec, settings)
-    return spec.create(dataclasses.replace(settings, capabilities=capabilities), options)
-
-
-def build_provider(config: ProviderConfig) -> Provider:
-    """The adapter under its rate limits (pooled over ``rate_limit.clients`` SDK clients), or the bare
-    adapter when the config sets no limits. An in-process model (``pooled=False`` in its spec) is never
-    pooled: one model, one copy."""
-    limits = config.rate_limit
-    if limits is not None and not provider_spec(config.kind).pooled:
-        limits = limits.model_copy(update={"clients": 1})
-    return build_limited(lambda: build_adapter(config), limits)
-
-
-def _capabilities(config: ProviderConfig, spec: ProviderSpec, settings: ProviderSettings) -> Capabilities | None:
-    """The adapter's default capabilities with the config's overrides, or None (the adapter's own) without any."""
-    if not config.capabilities:
-        return None
-    base = spec.default_capabilities(settings)
-    try:
-        return Capabilities.model_validate({**base.model_dump(), **config.capabilities})
-    except ValidationError as exc:
-        raise ConfigError(f"invalid capabilities override {config.capabilities}: {exc}") from exc
-
-
-def stack(adapter: Provider, config: JudgeConfig) -> Provider:
-    """Coalescing over cache over retry over the overload guard (:mod:`judgesdk.provider.layers.breaker`) over ``adapter``
-    (itself rate-limited where configured, see :func:`build_provider`).
-
-    A cache hit never waits for back-off; a retry never re-asks the cache; every attempt counts against
-    the rate limits and the guard, and a request sleeping between retries holds no in-flight slot; identical requests
-    in flight become one call whether or not the cache is on. A cache that cannot be opened is a
-    :class:`ConfigError` here, before the provider is asked anything (see :mod:`judgesdk.provider.layers.cache`).
-    """
-    provider: Provider = RetryingProvider(guarded(adapter, config.overload), config.retry)
-    if config.cache.enabled:
-        cache = config.cache
-        provider = CachedProvider(
-            provider, open_cache(cache.directory, size_limit_mb=cache.size_limit_mb), namespace=cache.namespace, ttl_s=cache.ttl_s
-        )
-    return CoalescingProvider(provider)
 
 
 # -- the question a results row answers --------------------------------------------------------------

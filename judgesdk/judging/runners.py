@@ -8,7 +8,7 @@ their results are kept) and the stop is reported, not raised. Results reach ``on
 
 **Offline, through batch APIs.** :func:`run_offline` finds the requests a judging job needs without knowing
 the methods: it runs the job on a judge whose adapter *defers* every cache miss
-(:class:`~judgesdk.provider.layers.batch.DeferringProvider`: records it and fails fast), submits what was deferred through
+(the batch deferral layer, :class:`~judgesdk.provider.layers.batch.DeferringProvider`: records it and fails fast), submits what was deferred through
 a :class:`~judgesdk.provider.layers.batch.BatchRunner`, and runs the job again; methods whose next request depends on an
 answer (a low-coverage logprobs estimate falling back to sampling) take one more round. When a round defers
 nothing, the job's real results (the same result objects and JSON lines as a live run) come from the cache.
@@ -25,14 +25,17 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from judgesdk.provider.layers.batch import BatchBackend, BatchReport, BatchRunner, DeferringProvider
-from judgesdk.provider.layers.budget import BudgetedProvider, BudgetMeter
-from judgesdk.provider.layers.cache import open_cache
-from judgesdk.judging.judge_config import JudgeConfig, build_adapter, detect_chain, load_config, model_name
-from judgesdk.core.errors import BudgetExceededError, ConfigError, ProviderError
-from judgesdk.judging.judge import Judge, ProviderSource
-from judgesdk.provider.protocol import GenerateRequest, Provider
+from judgesdk.core.errors import ConfigError, ProviderError
 from judgesdk.core.types import Criterion, JudgeItem, JudgeResult
+from judgesdk.judging.judge import Judge, ProviderSource
+from judgesdk.judging.judge_config import JudgeConfig, detect_chain, load_config
+from judgesdk.judging.runner import Task, judge_tasks
+from judgesdk.provider.layers.batch import BatchBackend, BatchReport, BatchRunner, Deferral
+from judgesdk.provider.layers.budget import BudgetMeter
+from judgesdk.provider.layers.cache import open_cache
+from judgesdk.provider.protocol import GenerateRequest, Provider
+from judgesdk.provider.settings import model_name
+from judgesdk.provider.stack import Extras, build_adapter
 
 __all__ = ["Job", "OfflineReport", "ascore_within_budget", "budgeted_judge", "run_offline", "score_within_budget"]
 
@@ -53,8 +56,7 @@ def budgeted_judge(
     if providers is None and meter is not None:
         chain = config.providers or detect_chain(os.environ)
         meter.require_prices([(pc.kind, model_name(pc)) for pc in chain])
-    wrap = None if meter is None else (lambda adapter: BudgetedProvider(adapter, meter))
-    return Judge.from_config(config, adapters=providers, wrap=wrap)
+    return Judge.from_config(config, adapters=providers, extras=Extras(budget=meter))
 
 
 Job = tuple[Criterion, Sequence[JudgeItem]]
@@ -63,20 +65,14 @@ Job = tuple[Criterion, Sequence[JudgeItem]]
 async def ascore_within_budget(
     judge: Judge, jobs: Sequence[Job], on_result: Callable[[Criterion, int, JudgeResult], None]
 ) -> str | None:
-    """Judge each (criterion, items) job in turn; on a budget stop, let calls in flight finish.
+    """Judge each (criterion, items) job in turn; on a budget stop, let calls in flight finish
+    (:func:`judgesdk.judging.runner.judge_tasks`, which every command's run goes through).
 
     Returns None when every job ran, else the reason the budget stopped the run. Results reach
     ``on_result`` as they finish, including those of calls in flight when the cap was reached.
     """
-    for criterion, items in jobs:
-        before = asyncio.all_tasks()
-        try:
-            await judge.ascore_many(items, criterion=criterion, on_result=lambda i, r, c=criterion: on_result(c, i, r))
-        except BudgetExceededError as exc:
-            # score_many's gather raised on the first stop; its other items are still running: wait for them
-            await asyncio.gather(*(asyncio.all_tasks() - before - {asyncio.current_task()}), return_exceptions=True)
-            return str(exc)
-    return None
+    tasks = [Task(criterion, [(JudgeItem.model_validate(item) if not isinstance(item, JudgeItem) else item, {}) for item in items]) for criterion, items in jobs]
+    return await judge_tasks(judge, tasks, lambda n, i, r: on_result(jobs[n][0], i, r))  # type: ignore[arg-type]
 
 
 def score_within_budget(
@@ -145,20 +141,15 @@ def run_offline(
 
 def _deferring_round(settings: Any, job: Callable[[Any], T], failed: dict[str, str]) -> tuple[T | None, Exception | None, dict[str, GenerateRequest]]:
     """Run the job once with every cache miss deferred: its value (or failure) and the deferred requests."""
-    deferring: list[DeferringProvider] = []
-
-    def wrap(adapter: Provider) -> Provider:
-        deferring.append(DeferringProvider(adapter, failed, settings.cache.namespace))
-        return deferring[-1]
-
+    deferral = Deferral(failed=failed, namespace=settings.cache.namespace)
     value: T | None = None
     failure: Exception | None = None
-    with Judge.from_config(settings, wrap=wrap) as judge:
+    with Judge.from_config(settings, extras=Extras(defer=deferral)) as judge:
         try:
             value = job(judge)
         except Exception as exc:  # noqa: BLE001 - a job may give up on deferred answers; it runs again next round
             failure = exc
-    return value, failure, {k: r for d in deferring for k, r in d.deferred.items()}
+    return value, failure, deferral.deferred
 
 
 async def _submit_round(

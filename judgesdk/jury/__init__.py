@@ -16,7 +16,7 @@ item that item is the one a person should look at. A jury is configured in ``[ju
   of the scale's range) and ``judges_ok``; ``parts`` each judge's own result by name.
 * **Agreement per run** (:func:`agreement`): Krippendorff's alpha at the interval level over the judges'
   scores (1: they agree exactly; 0: no better than chance pairing; below 0: systematic disagreement).
-  Computed in closed form, O(items x judges); ``tests/test_jury.py`` checks it against the ``krippendorff``
+  Computed in closed form, O(items x judges); ``tests/jury/test_jury.py`` checks it against the ``krippendorff``
   package, whose coincidence matrices take items x values^2 memory on continuous scores (1.4 GB for 200 items
   of 3 judges, measured), too much for a run's summary.
 * **Weights** (:func:`fit_weights`): on human labels of items of the run (``weights_from``, the gate's
@@ -31,7 +31,7 @@ closes once.
 May import: every floor up to :mod:`judgesdk.judging` and :mod:`judgesdk.meta`.
 """
 
-from judgesdk.jury.panel import Jury, jury_ask
 from judgesdk.jury.consensus import Agreement, Weights, agreement, fit_weights, interval_alpha, verdict
+from judgesdk.jury.panel import Jury, jury_ask
 
 __all__ = ["Agreement", "Jury", "Weights", "agreement", "fit_weights", "interval_alpha", "jury_ask", "verdict"]

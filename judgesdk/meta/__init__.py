@@ -55,6 +55,20 @@ from judgesdk.meta.datasets import (
 )
 from judgesdk.meta.evaluate import MetaEvalResult, Prediction, load_pairwise, load_predictions, meta_evaluate, read_pairwise
 from judgesdk.meta.items import JoinReport, PairwiseJudgement, ScoredItem, join, system_means
+from judgesdk.meta.judge_report import (
+    JudgeReport,
+    LengthBias,
+    MissingDependencyError,
+    RepeatVariance,
+    Throughput,
+    judge_report,
+    length_bias,
+    plot_quality_vs_alignment,
+    plot_system_spread,
+    repeat_variance,
+    throughput,
+    write_report,
+)
 from judgesdk.meta.preferences import (
     CorrectPreferences,
     PairOutcome,
@@ -80,20 +94,6 @@ from judgesdk.meta.reliability import (
     review_flags,
 )
 from judgesdk.provider.pricing import CostModel
-from judgesdk.meta.judge_report import (
-    JudgeReport,
-    LengthBias,
-    MissingDependencyError,
-    RepeatVariance,
-    Throughput,
-    judge_report,
-    length_bias,
-    plot_quality_vs_alignment,
-    plot_system_spread,
-    repeat_variance,
-    throughput,
-    write_report,
-)
 
 __all__ = [
     "CONVENTIONS", "DATASETS", "LEVELS", "LEVEL_ALIASES", "LEVEL_DEFINITIONS", "METHODS",

@@ -14,11 +14,12 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from judgesdk.core.errors import InputError
+from judgesdk.core.types import Criterion, JudgeItem
 from judgesdk.judging.judge import Judge
+from judgesdk.judging.runner import Task, pending, run
 from judgesdk.meta.datasets import HumanRecord
 from judgesdk.meta.evaluate import MetaEvalResult, load_predictions, meta_evaluate
-from judgesdk.records import Ledger, cell_id, row_for
-from judgesdk.core.types import Criterion, JudgeItem
+from judgesdk.records import Ledger, cell_id
 
 
 def select(records: Sequence[HumanRecord], *, docs: int | None = None, systems: Sequence[str] | None = None) -> list[HumanRecord]:
@@ -46,18 +47,15 @@ def predictions_path(out_dir: Path, dataset: str, criterion: str, method: str) -
 
 
 def run_criterion(judge: Judge, records: Sequence[HumanRecord], criterion: Criterion, method: str, path: Path) -> int:
-    """Judge every record without a final row in ``path``; returns how many were judged now."""
+    """Judge every record without a final row in ``path`` through the one runner (:mod:`judgesdk.judging.runner`);
+    returns how many were judged now. Ctrl-C keeps what finished (:class:`~judgesdk.judging.runner.Interrupted`)."""
     with Ledger.open(path, what="predictions file", create_parents=True) as ledger:
-        done = ledger.final_ids()
-        todo = [r for r in records if cell_id(r.doc_id, r.system_id) not in done]
-
-        def write(index: int, result) -> None:  # type: ignore[no-untyped-def]
-            record = todo[index]
-            extra = {"doc_id": record.doc_id, "system_id": record.system_id}
-            ledger.write(row_for(result, cell_id(record.doc_id, record.system_id), extra=extra))
-
-        judge.score_many([item_of(r) for r in todo], criterion=criterion, method=method, on_result=write)
-    return len(todo)
+        items = [(item_of(r), {"doc_id": r.doc_id, "system_id": r.system_id}) for r in records]
+        task, _ = pending(Task(criterion, items, method=method), ledger)
+        outcome = run(judge, [task], ledger)
+    if outcome.interrupted:
+        raise outcome.interruption(path)
+    return len(task.items)
 
 
 def evaluate(records: Sequence[HumanRecord], criterion: Criterion, path: Path, **options: object) -> MetaEvalResult:

@@ -19,7 +19,6 @@ constant labels or scores (:class:`~judgesdk.core.errors.InputError` saying what
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -28,7 +27,6 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from judgesdk.core.errors import ConfigError, InputError
-from judgesdk.records import join_key, latest, read_objects, read_rows, row_id
 from judgesdk.stats.groups import single_value
 from judgesdk.stats.isotonic import fit_isotonic, fit_linear
 

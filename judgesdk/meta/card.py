@@ -46,14 +46,14 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from judgesdk.core.errors import InputError
+from judgesdk.core.types import Scale
 from judgesdk.meta.correlation import level_correlation
 from judgesdk.meta.datasets import HumanRecord, human_scores
 from judgesdk.meta.evaluate import LevelResult, MetaEvalResult, load_predictions, meta_evaluate, scale_for
 from judgesdk.meta.items import Key, PairwiseJudgement, ScoredItem
-from judgesdk.meta.reliability import PositionalBias, positional_bias
 from judgesdk.meta.judge_report import LengthBias, RepeatVariance, Throughput, repeat_variance
-from judgesdk.records import ResultRow, read_objects, read_predictions
-from judgesdk.core.types import Scale
+from judgesdk.meta.reliability import PositionalBias, positional_bias
+from judgesdk.records import ResultRow, read_results
 
 __all__ = [
     "CARD_FORMAT",
@@ -198,9 +198,12 @@ def read_card_rows(path: str | Path) -> dict[Key, tuple[ResultRow, dict[str, Any
     """The last row per (doc_id, system_id) of a results file, typed and raw (as ``meta-eval`` keeps the last
     line of a repeated key); an :class:`InputError` when the file answers several questions (criteria, or
     one criterion asked under several judge configurations): meta-eval would mix their scores."""
-    rows = read_predictions(path, "results")
-    raw = dict(read_objects(path, "results"))
-    asked = {(r.criterion, r.asked) for _, r in rows if r.criterion is not None or r.asked is not None}
+    read = read_results(path)
+    rows = list(zip(read.rows, read.raw))
+    for number, (row, _) in enumerate(rows, start=1):
+        if row.key is None:
+            raise InputError(f"{path}: row {number} (id {row.id!r}) has no doc_id and system_id: a card joins human scores on them")
+    asked = {(r.criterion, r.asked) for r, _ in rows if r.criterion is not None or r.asked is not None}
     if len(asked) > 1:
         found = ", ".join(sorted(f"{c or '?'} ({a or 'no asked key'})" for c, a in asked))
         raise InputError(
@@ -208,10 +211,8 @@ def read_card_rows(path: str | Path) -> dict[Key, tuple[ResultRow, dict[str, Any
             "give each criterion and judge configuration its own results file"
         )
     out: dict[Key, tuple[ResultRow, dict[str, Any]]] = {}
-    for number, row in rows:
-        key = row.key
-        if key is not None:
-            out[key] = (row, raw[number])
+    for row, raw in rows:
+        out[row.key] = (row, raw)  # type: ignore[index]  # checked above
     return out
 
 

@@ -27,7 +27,7 @@ from scipy import stats
 
 from judgesdk.core.errors import InputError
 from judgesdk.core.provenance import Provenance, Record, changes, record_of
-from judgesdk.records import read_rows, row_id
+from judgesdk.records import read_results, row_id
 
 Key = tuple[str, str]  # (item id, criterion)
 
@@ -69,11 +69,10 @@ class DiffReport(BaseModel):
     shift: Shift
 
 
-def read_results(path: str | Path) -> dict[Key, dict[str, Any]]:
-    """The latest row per (id, criterion) of a results file."""
-    rows, _ = read_rows(path)
+def rows_by_key(path: str | Path) -> dict[Key, dict[str, Any]]:
+    """The latest row per (id, criterion) of a results file or folder (:func:`judgesdk.records.read_results`)."""
     found: dict[Key, dict[str, Any]] = {}
-    for row in rows:
+    for row in read_results(path).raw:
         item = row_id(row)
         if item is not None:
             found[(item, str(row.get("criterion") or ""))] = row
@@ -89,7 +88,7 @@ def diff_rows(
     old_name: str = "old",
     new_name: str = "new",
 ) -> DiffReport:
-    """Compare two runs' rows (as :func:`read_results` gives them); see the module docstring."""
+    """Compare two runs' rows (as :func:`rows_by_key` gives them); see the module docstring."""
     if not math.isfinite(tolerance) or tolerance < 0:
         raise InputError(f"the tolerance must be a finite number >= 0, got {tolerance}")
     wanted = None if criteria is None else set(criteria)
@@ -129,7 +128,7 @@ def diff_rows(
 
 
 def diff_files(old: str | Path, new: str | Path, **options: Any) -> DiffReport:
-    return diff_rows(read_results(old), read_results(new), old_name=str(old), new_name=str(new), **options)
+    return diff_rows(rows_by_key(old), rows_by_key(new), old_name=str(old), new_name=str(new), **options)
 
 
 def _score(row: Mapping[str, Any]) -> float | None:

@@ -143,7 +143,7 @@ class Frame:
     system_names: tuple[str, ...]
 
     @classmethod
-    def build(cls, items: Sequence[ScoredItem]) -> "Frame":
+    def build(cls, items: Sequence[ScoredItem]) -> Frame:
         if any(it.prediction is None for it in items):
             raise ValueError("Frame.build needs every prediction set; apply a convention first")
         doc_names = tuple(dict.fromkeys(it.doc_id for it in items))

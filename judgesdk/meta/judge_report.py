@@ -30,9 +30,8 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel
 
-from judgesdk.provider.pricing import CostModel, price_for
 from judgesdk.core.errors import MissingDependencyError
-from judgesdk.stats.groups import METHODS
+from judgesdk.core.types import JudgeResult
 from judgesdk.meta.correlation import Convention, LevelCorrelation, correlate, correlation_table
 from judgesdk.meta.items import Key, PairwiseJudgement, ScoredItem
 from judgesdk.meta.reliability import (
@@ -43,7 +42,8 @@ from judgesdk.meta.reliability import (
     per_system_correlations,
     positional_bias,
 )
-from judgesdk.core.types import JudgeResult
+from judgesdk.provider.pricing import CostModel, price_for
+from judgesdk.stats.groups import METHODS
 
 __all__ = [
     "CostModel",

@@ -30,11 +30,11 @@ from typing import Literal
 from pydantic import BaseModel
 
 from judgesdk.core.errors import InputError
-from judgesdk.meta.items import Key, PairwiseJudgement
+from judgesdk.core.types import Scale
 from judgesdk.estimation.parsing import parse_choice, parse_score
+from judgesdk.meta.items import Key, PairwiseJudgement
 from judgesdk.provider.protocol import Usage
 from judgesdk.records import RowDistribution, read_objects, read_predictions
-from judgesdk.core.types import Scale
 
 __all__ = ["PARSE_MODES", "ParseMode", "Prediction", "check_parse_mode", "load_pairwise", "load_predictions", "read_pairwise"]
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 import difflib
 import re
 import sys
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 
 from judgesdk.core.errors import ConfigError, InputError
@@ -80,7 +80,7 @@ def _hint(given: str, known: list[str]) -> str:
     return f"{guess}; known: {', '.join(known)}"
 
 
-@lru_cache(maxsize=None)
+@cache
 def _presets() -> dict[str, tuple[Criterion, ...]]:
     root = resources.files("judgesdk.prompting").joinpath(_DATA_DIR)
     presets: dict[str, tuple[Criterion, ...]] = {}

@@ -24,7 +24,7 @@ from __future__ import annotations
 import hashlib
 import re
 import sys
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 from pathlib import Path
 
@@ -107,7 +107,7 @@ def parse_template(data: bytes, origin: str = "<bytes>") -> Template:
     return Template(content_hash=hashlib.sha256(data).hexdigest()[:16], **fields)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _bundled_index() -> dict[str, Path]:
     root = resources.files("judgesdk.prompts")
     index: dict[str, Path] = {}
@@ -138,7 +138,7 @@ def load_template(ref: str | Path) -> Template:
     return _bundled_template(str(ref))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _bundled_template(template_id: str) -> Template:
     """A bundled template, parsed once: package data does not change while the process runs, templates are
     frozen, and scorers load their default template on every judgement (a TOML parse each time)."""

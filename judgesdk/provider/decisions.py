@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, model_validator
 
@@ -120,7 +120,7 @@ class PredicateQuestion(BaseModel):
 class ChoiceOption(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    value: Union[StrictStr, StrictBool]  # typed: the string "true" and the boolean true are different options
+    value: StrictStr | StrictBool  # typed: the string "true" and the boolean true are different options
     description: str = ""
 
 
@@ -142,7 +142,7 @@ class ChoiceQuestion(BaseModel):
         return self
 
 
-Question = Annotated[Union[ScoreQuestion, PredicateQuestion, ChoiceQuestion], Field(discriminator="type")]
+Question = Annotated[ScoreQuestion | PredicateQuestion | ChoiceQuestion, Field(discriminator="type")]
 
 
 class DecisionRequest(BaseModel):

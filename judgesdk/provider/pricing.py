@@ -18,17 +18,15 @@ found here, with a :class:`DeprecationWarning` (this module sits below both).
 
 from __future__ import annotations
 
-import importlib
 import os
-import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel, Field
 
+from judgesdk.core.types import JudgeResult
 from judgesdk.provider.protocol import Usage
 from judgesdk.provider.registry import pricing
-from judgesdk.core.types import JudgeResult
 
 __all__ = ["CostModel", "CostReport", "Price", "Route", "UsageGroup", "price_for", "result_route", "summarize_usage"]
 
@@ -66,7 +64,7 @@ class Price(BaseModel):
     source: str
     # a price tier for requests above ``tier_tokens`` input tokens (decision routes of the price map): ``above``
     tier_tokens: int | None = None
-    above: "Price | None" = None
+    above: Price | None = None
 
     def cost(self, usage: Usage) -> float:
         """The cost of ``usage``; with a tier, requests whose input averages above ``tier_tokens`` (usage summed over

@@ -36,7 +36,7 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from importlib import import_module, metadata
-from typing import Any, Literal, Union
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -132,7 +132,7 @@ class ProviderSpec:
     kind: str
     options: type[BaseModel] = ProviderOptions
     build: Builder | None = None  # None: built in code only (``built_in_code`` says how)
-    capabilities: Union[Capabilities, Callable[[ProviderSettings], Capabilities]] = field(default_factory=Capabilities)
+    capabilities: Capabilities | Callable[[ProviderSettings], Capabilities] = field(default_factory=Capabilities)
     pricing: Pricing = field(default_factory=Pricing)
     default_model: str = ""
     pooled: bool = True  # rate limits may spread requests over several instances (one SDK client each)
@@ -177,7 +177,7 @@ class ProviderSpec:
         return self.build(settings, options)
 
 
-Target = Union[ProviderSpec, str, Callable[[], ProviderSpec]]
+Target = ProviderSpec | str | Callable[[], ProviderSpec]
 
 _lock = threading.RLock()
 _registered: dict[str, Target] = {}

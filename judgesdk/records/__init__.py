@@ -40,6 +40,7 @@ from __future__ import annotations
 
 from judgesdk.records.inputs import content_hash, item_ids, read_items, read_objects, read_predictions, read_utf8
 from judgesdk.records.ledger import Ledger, append, encode_row
+from judgesdk.records.results import RESULTS_FORMAT, Results, read_results, to_result
 from judgesdk.records.rows import (
     FINAL_VERDICTS,
     Ask,
@@ -58,6 +59,8 @@ from judgesdk.records.schema import JOIN_FIELDS, ResultRow, RowDistribution, cel
 __all__ = [
     "FINAL_VERDICTS",
     "JOIN_FIELDS",
+    "RESULTS_FORMAT",
+    "Results",
     "Ask",
     "Ledger",
     "ResultRow",
@@ -78,9 +81,11 @@ __all__ = [
     "read_items",
     "read_objects",
     "read_predictions",
+    "read_results",
     "read_rows",
     "read_utf8",
     "result_line",
     "row_for",
     "row_id",
+    "to_result",
 ]

@@ -10,10 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from judgesdk.core.errors import InputError
+from judgesdk.core.types import JudgeItem, check_text
 from judgesdk.records.rows import composite_id
 from judgesdk.records.schema import JOIN_FIELDS, ResultRow, parse_row
-from judgesdk.core.types import JudgeItem, check_text
-
 
 # -- input items and their ids ------------------------------------------------------------------------
 

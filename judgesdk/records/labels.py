@@ -19,7 +19,8 @@ from pydantic import BaseModel, ConfigDict
 
 from judgesdk.core.errors import InputError
 from judgesdk.records.inputs import read_objects
-from judgesdk.records.rows import latest, read_rows, row_id
+from judgesdk.records.results import read_results
+from judgesdk.records.rows import latest, row_id
 from judgesdk.records.schema import join_key
 
 __all__ = ["HumanLabels", "LabelledSet", "load_labelled", "read_labels"]
@@ -81,10 +82,10 @@ def _rows(path: Path, what: str) -> list[dict[str, Any]]:
 
 
 def _result_rows(path: Path) -> list[dict[str, Any]]:
-    """A results file's rows (:func:`judgesdk.records.read_rows`: a line cut by a crash is skipped)."""
-    if not path.is_file():
+    """A results file's (or folder's) rows (:func:`judgesdk.records.read_results`: a line cut by a crash is skipped)."""
+    if not path.exists():
         raise InputError(f"judge results file {path} does not exist")
-    rows, _ = read_rows(path, require_id=False)
+    rows = read_results(path, require_id=False).raw
     if not rows:
         raise InputError(f"judge results file {path} is empty")
     return rows

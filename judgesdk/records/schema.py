@@ -12,7 +12,6 @@ from pydantic import BaseModel, ConfigDict, ValidationError, ValidationInfo, fie
 from judgesdk.core.errors import InputError
 from judgesdk.provider.protocol import Usage
 
-
 # -- the row schema -----------------------------------------------------------------------------------
 
 
@@ -101,6 +100,7 @@ class ResultRow(BaseModel):
     )  # fmt: skip
 
     id: str | None = None
+    format: str | None = None  # judgesdk.records.results.RESULTS_FORMAT; None: written before formats were named
     doc_id: str | None = None
     system_id: str | None = None
     criterion: str | None = None
@@ -115,7 +115,7 @@ class ResultRow(BaseModel):
     usage: Usage | None = None
     cached: bool = False
 
-    @field_validator("id", "doc_id", "system_id", "criterion", "method", "asked", mode="before")
+    @field_validator("id", "format", "doc_id", "system_id", "criterion", "method", "asked", mode="before")
     @classmethod
     def _names(cls, value: Any) -> str | None:
         return _text(value)

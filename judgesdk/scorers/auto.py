@@ -12,10 +12,10 @@ criteria of an item in one request.
 
 from __future__ import annotations
 
+from judgesdk.core.types import Criterion, JudgeItem, JudgeResult
 from judgesdk.provider.protocol import Provider
 from judgesdk.scorers import decision, fused, likert
 from judgesdk.scorers.common import ScorerOptions
-from judgesdk.core.types import Criterion, JudgeItem, JudgeResult
 
 PROMPTED = "geval"
 NOT_SUMMARIES = {"topicalchat", "hanna"}  # benchmarks whose outputs are not summaries of their source

@@ -10,7 +10,9 @@ from typing import Any, Generic, TypeVar, cast
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from judgesdk.core.errors import InputError
+from judgesdk.core.types import Criterion, JudgeItem, JudgeResult, ResultStatus
 from judgesdk.estimation.estimate import Estimate, EstimationSettings
+from judgesdk.prompting.templates import Template, bundled_template_ids, load_template
 from judgesdk.provider.protocol import (
     Capabilities,
     GenerateRequest,
@@ -18,8 +20,6 @@ from judgesdk.provider.protocol import (
     Provider,
     Usage,
 )
-from judgesdk.prompting.templates import Template, bundled_template_ids, load_template
-from judgesdk.core.types import Criterion, JudgeItem, JudgeResult, ResultStatus
 
 S = TypeVar("S")
 R = TypeVar("R", bound=BaseModel)

@@ -15,13 +15,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from judgesdk.core.errors import ConfigError, InputError
+from judgesdk.core.types import Criterion, JudgeItem, JudgeResult, LabelDistribution
 from judgesdk.fused import model as fused_model
 from judgesdk.fused.levels import level_probabilities
 from judgesdk.fused.model import CriterionModel, FusedModelFile, model_sha256
 from judgesdk.fused.signals import QUESTIONS, UNCONDITIONAL_FEATURES, extract, features
 from judgesdk.provider.protocol import Provider
 from judgesdk.scorers.common import ScorerOptions
-from judgesdk.core.types import Criterion, JudgeItem, JudgeResult, LabelDistribution
 
 OPTION = "fused_model"  # method_options key: path of a fit file made by `judgesdk calibrate --fused`
 LEVELS = "fused_levels"  # method_options key: true gives the result its predictive distribution over the scale's levels

@@ -54,8 +54,10 @@ from typing import Protocol, runtime_checkable
 from pydantic import BaseModel
 
 from judgesdk.core.errors import CapabilityError, InputError
+from judgesdk.core.types import Criterion, JudgeItem, JudgeResult, Scale
 from judgesdk.estimation.estimate import EstimationSettings, estimate
 from judgesdk.estimation.grammars import format_for
+from judgesdk.prompting.templates import load_template
 from judgesdk.provider.protocol import (
     GenerateRequest,
     GenerateResponse,
@@ -73,8 +75,6 @@ from judgesdk.scorers.common import (
     template_override,
     template_values,
 )
-from judgesdk.prompting.templates import load_template
-from judgesdk.core.types import Criterion, JudgeItem, JudgeResult, Scale
 
 DEFAULT_K = 8  # 003 §3.1: 8 predictions
 DEFAULT_TEMPERATURE = 0.5  # 003 §3.1: PaLM2 at 0.5 (GPT-4 at 0.1)

@@ -13,13 +13,13 @@ The three aggregations of 002 (eq. 1-3) differ only in how the answer's distribu
 from __future__ import annotations
 
 from judgesdk.core.errors import InputError
+from judgesdk.core.types import Criterion, JudgeItem, JudgeResult
 from judgesdk.estimation.estimate import estimate
 from judgesdk.estimation.grammars import format_for
+from judgesdk.prompting.templates import Template, bundled_template_ids, load_template
 from judgesdk.provider.protocol import Provider
 from judgesdk.scorers import decision
 from judgesdk.scorers.common import ScorerOptions, result_from_estimate, template_values
-from judgesdk.prompting.templates import Template, bundled_template_ids, load_template
-from judgesdk.core.types import Criterion, JudgeItem, JudgeResult
 
 _METHOD_OF = {"direct": "parsed", "sampling": "sampling"}
 DEFAULT_TEMPLATE = "direct.likert"

@@ -1,7 +1,7 @@
 """The ``method_options`` each method reads, checked before any work so that a typo is an error, not ignored.
 
 A scorer reads its settings from ``ScorerOptions.extra`` (see each scorer's docstring). This table lists
-them; ``tests/test_hostile_input.py`` checks it against the keys the scorer modules actually read, so a
+them; ``tests/catalogue/test_hostile_input.py`` checks it against the keys the scorer modules actually read, so a
 new option must be added here. A config's ``method_options`` may hold settings of several methods (a judge
 can be asked for another method per call), so it is checked against every known key; ``--option`` on the
 command line is checked against the keys of the method (or comparison) that command runs.

@@ -23,11 +23,11 @@ import asyncio
 from collections.abc import Sequence
 
 from judgesdk.core.errors import InputError
+from judgesdk.core.types import Criterion, JudgeItem, JudgeResult, Scale
 from judgesdk.estimation.estimate import EstimationSettings, estimate
+from judgesdk.prompting.templates import Template, load_template
 from judgesdk.provider.protocol import Provider
 from judgesdk.scorers.common import greedy_without_probabilities, template_values
-from judgesdk.prompting.templates import Template, load_template
-from judgesdk.core.types import Criterion, JudgeItem, JudgeResult, Scale
 
 __all__ = ["REDUNDANCY_SCALE", "bin_scores", "filter_redundant", "is_redundant"]
 

@@ -19,9 +19,11 @@ The bundled prompts are 001's wording for the four SummEval criteria (``rts.<cri
 from __future__ import annotations
 
 from judgesdk.core.errors import InputError
+from judgesdk.core.types import Criterion, JudgeItem, JudgeResult, Scale
 from judgesdk.estimation.estimate import estimate
 from judgesdk.estimation.grammars import FormatUse, format_for, repair
 from judgesdk.estimation.parsing import parse_score
+from judgesdk.prompting.templates import Template, load_template
 from judgesdk.provider.protocol import Provider
 from judgesdk.scorers.common import (
     ScorerOptions,
@@ -31,8 +33,6 @@ from judgesdk.scorers.common import (
     result_from_responses,
     template_values,
 )
-from judgesdk.prompting.templates import Template, load_template
-from judgesdk.core.types import Criterion, JudgeItem, JudgeResult, Scale
 
 PAPER_CRITERIA = ("coherence", "consistency", "fluency", "relevance")
 PAPER_SCALE = Scale.likert(1, 5)

@@ -37,7 +37,9 @@ from pathlib import Path
 from pydantic import BaseModel, model_validator
 
 from judgesdk.core.errors import InputError
+from judgesdk.core.types import Criterion, JudgeItem, JudgeResult, Scale
 from judgesdk.estimation.estimate import Estimate, estimate
+from judgesdk.prompting.templates import Template
 from judgesdk.provider.protocol import Provider, Usage
 from judgesdk.scorers.common import (
     KeyedStore,
@@ -50,8 +52,6 @@ from judgesdk.scorers.common import (
     variant_template,
     worst_status,
 )
-from judgesdk.prompting.templates import Template
-from judgesdk.core.types import Criterion, JudgeItem, JudgeResult, Scale
 
 DEFAULT_RUNGS = 5  # 000 §2.1 (N = 5, the rating scale of SummEval and NewsRoom)
 PAPER_RUNGS = (2, 3, 5, 9)  # 000 Table 2

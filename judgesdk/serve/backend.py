@@ -40,8 +40,8 @@ from judgesdk.fused.model import model_sha256
 from judgesdk.judging.judge import Judge
 from judgesdk.judging.judge_config import JudgeConfig, load_config
 from judgesdk.judging.runners import budgeted_judge
-from judgesdk.provider.layers.budget import Budget, BudgetMeter
 from judgesdk.provider.decisions import ChoiceQuestion, DecisionAnswer, DecisionInput, PredicateQuestion, Question, ScoreQuestion
+from judgesdk.provider.layers.budget import Budget, BudgetMeter
 from judgesdk.provider.protocol import Provider, Usage
 from judgesdk.scorers import fused
 from judgesdk.scorers.auto import fused_unavailable

@@ -7,14 +7,17 @@ import pytest
 
 pytest.importorskip("litellm")
 
-from judgesdk.core.types import JudgeResult, Usage  # noqa: E402
+from judgesdk.core.types import (  # noqa: E402
+    JudgeItem,  # noqa: E402
+    JudgeResult,
+    Usage,
+)
 from judgesdk.forecast.job import forecast  # noqa: E402
 from judgesdk.judging.judge_config import load_config  # noqa: E402
 from judgesdk.prompting.presets import criteria_for  # noqa: E402
 from judgesdk.provider.layers.budget import Budget, BudgetMeter  # noqa: E402
 from judgesdk.provider.pricing import price_for, summarize_usage  # noqa: E402
 from judgesdk.provider.protocol import GenerateResponse  # noqa: E402
-from judgesdk.core.types import JudgeItem  # noqa: E402
 
 
 def test_gpt_6_luna_decisions_are_priced_from_their_own_fields() -> None:

@@ -1,7 +1,7 @@
 """``judgesdk serve`` over HTTP: keys, limits, the schemas' error codes, backpressure, SIGTERM, the access log.
 
 The judge behind the server is a configured chain (``kind = "systemone"``) whose upstream is a loopback
-System One server the test can hold (:class:`serve_process.HeldUpstream`), so that "one request in flight" is a
+System One server the test can hold (:class:`support.serve_process.HeldUpstream`), so that "one request in flight" is a
 state reached by waiting for it. Every answer here is checked against the error envelope (or, for a good
 request, the openai package's and LiteLLM's response types); none may carry a traceback.
 """
@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from serve_process import HeldUpstream, JudgesdkServe
+from support.serve_process import HeldUpstream, JudgesdkServe
 
 httpx = pytest.importorskip("httpx")
 pytest.importorskip("starlette")

@@ -26,19 +26,18 @@ cache. (``judgesdk.provider.layers.batch.run_offline`` still finds it, with a :c
 from __future__ import annotations
 
 import asyncio
-import importlib
 import os
 import time
-import warnings
 from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Literal, Protocol
 
 import diskcache
 from pydantic import BaseModel, Field
 
-from judgesdk.provider.layers.cache import CACHE_IO_ERRORS, cache_failure, cache_key
 from judgesdk.core.errors import ConfigError, InputError, PermanentError
+from judgesdk.provider.layers.cache import CACHE_IO_ERRORS, cache_failure, cache_key
 from judgesdk.provider.protocol import GenerateRequest, GenerateResponse, Provider, WrapperProvider
 
 BatchStatus = Literal["pending", "ended"]
@@ -237,18 +236,26 @@ class Deferred(PermanentError):
     """A cache miss recorded for the batch API instead of being sent (never retried, never a score)."""
 
 
+@dataclass
+class Deferral:
+    """One offline round's deferral: requests the batch API failed before (never deferred again: they fail as
+    the batch API said), the cache namespace whose keys name requests, and what this round deferred."""
+
+    failed: dict[str, str] = field(default_factory=dict)  # cache key -> why the batch API could not answer it
+    namespace: str = "default"
+    deferred: dict[str, GenerateRequest] = field(default_factory=dict)  # cache key -> request, filled by the round
+
+
 class DeferringProvider(WrapperProvider):
     """Records every request that reaches it (i.e. missed the cache above it) and fails it fast."""
 
-    def __init__(self, inner: Provider, failed: dict[str, str] | None = None, namespace: str = "default") -> None:
+    def __init__(self, inner: Provider, deferral: Deferral) -> None:
         super().__init__(inner)
-        self.deferred: dict[str, GenerateRequest] = {}
-        self._failed = failed or {}
-        self._namespace = namespace
+        self.deferral = deferral
 
     async def generate(self, request: GenerateRequest) -> GenerateResponse:
-        key = cache_key(self.inner, request, self._namespace)
-        if key in self._failed:
-            raise PermanentError(f"{self.kind}: the batch API could not answer this request: {self._failed[key]}", provider=self.kind)
-        self.deferred[key] = request
+        key = cache_key(self.inner, request, self.deferral.namespace)
+        if key in self.deferral.failed:
+            raise PermanentError(f"{self.kind}: the batch API could not answer this request: {self.deferral.failed[key]}", provider=self.kind)
+        self.deferral.deferred[key] = request
         raise Deferred(f"{self.kind}: deferred to the batch API", provider=self.kind)

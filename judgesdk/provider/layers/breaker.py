@@ -35,7 +35,7 @@ but counts towards opening the circuit.
 Timeouts are known by type: the adapters raise :class:`~judgesdk.core.errors.ProviderTimeoutError` for their SDK's
 timeouts (``judgesdk.providers._sdk.classify``); a provider of your own raises it for its own.
 
-Where it sits (``judgesdk.judging.judge_config.stack``): under the retry wrapper, so every attempt passes it and a request
+Where it sits (``judgesdk.provider.stack.assemble``): under the retry wrapper, so every attempt passes it and a request
 sleeping between retries holds no slot. Time a call waits here for the circuit or a slot does not count
 against the retry's ``max_total_s`` (see :mod:`judgesdk.provider.layers.retry`). Time is the event loop's (``clock`` and
 ``sleep`` are injectable), so tests run it on virtual time.
@@ -52,8 +52,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from judgesdk.core.errors import CircuitOpenError, ProviderError, ProviderTimeoutError, TransientError
-from judgesdk.provider.protocol import GenerateRequest, GenerateResponse, Provider, WrapperProvider
 from judgesdk.provider.layers.retry import exclude_from_budget
+from judgesdk.provider.protocol import GenerateRequest, GenerateResponse, Provider, WrapperProvider
 
 Clock = Callable[[], float]
 Sleep = Callable[[float], Awaitable[None]]
@@ -338,8 +338,3 @@ class OverloadGuard(WrapperProvider):
             self.limit.drop(self._in_flight)
         self.stats.limit = self.limit.limit
         return kind
-
-
-def guarded(provider: Provider, config: OverloadConfig) -> Provider:
-    """``provider`` under its overload guard, or unchanged when the guard is disabled."""
-    return OverloadGuard(provider, config) if config.enabled else provider

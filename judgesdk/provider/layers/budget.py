@@ -26,8 +26,9 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, Field, model_validator
 
-from judgesdk.provider.pricing import CostModel, Price, price_for
 from judgesdk.core.errors import BudgetExceededError, ConfigError
+from judgesdk.core.types import Usage
+from judgesdk.provider.pricing import CostModel, Price, price_for
 from judgesdk.provider.protocol import GenerateRequest, GenerateResponse, Provider, WrapperProvider
 
 __all__ = ["Budget", "BudgetMeter", "BudgetState", "BudgetedProvider"]
@@ -121,4 +122,31 @@ class BudgetedProvider(WrapperProvider):
         self.meter.check()
         response = await self.inner.generate(request)
         self.meter.record(self.kind, self.model, response, "decisions" if request.decision is not None else "chat")
+        return response
+
+
+class UsageMeter:
+    """What the real calls of a run spent, per (kind, model): calls and token usage. Cached answers never reach
+    it (it sits under the cache), and a retried call counts once, when it succeeds. ``judgesdk score`` sets it
+    beside the estimate saved for the run (:class:`judgesdk.forecast.job.SpendMeter`)."""
+
+    def __init__(self) -> None:
+        self.usage: dict[tuple[str, str], Usage] = {}
+
+    def record(self, kind: str, model: str, response: GenerateResponse) -> None:
+        if not response.cached:
+            key = (kind, model)
+            self.usage[key] = self.usage.get(key, Usage()) + response.usage.model_copy(update={"calls": 1})
+
+
+class MeteredProvider(WrapperProvider):
+    """Records each answer's usage in a :class:`UsageMeter`."""
+
+    def __init__(self, inner: Provider, meter: UsageMeter) -> None:
+        super().__init__(inner)
+        self.meter = meter
+
+    async def generate(self, request: GenerateRequest) -> GenerateResponse:
+        response = await self.inner.generate(request)
+        self.meter.record(self.kind, self.model, response)
         return response

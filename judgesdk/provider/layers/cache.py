@@ -109,7 +109,7 @@ class CachedProvider(WrapperProvider):
     """Serves identical requests from disk. Wraps a provider and is itself a provider.
 
     Identical requests in flight at the same time are merged above it, by
-    :class:`judgesdk.provider.layers.coalesce.CoalescingProvider` (``judgesdk.judging.judge_config.stack`` puts it there). When the cache
+    :class:`judgesdk.provider.layers.coalesce.CoalescingProvider` (``judgesdk.provider.stack.assemble`` puts it there). When the cache
     fails during a run, ``failure`` says how, and requests go straight to the inner provider from then on.
     ``hits`` counts the requests it answered from disk (a run's report sets them beside its estimate).
     """

@@ -21,9 +21,9 @@ Hosted APIs limit requests in flight, requests per minute (RPM) and tokens per m
 connection for every queued request on each event (a profile of 64 requests in flight spends most of
 its time in ``_assign_requests_to_connections``), so one client slows down as concurrency grows. :class:`ProviderPool` spreads requests over several
 adapter instances (least busy first); ``clients`` (default: one per 16 requests in flight) sets how many
-:func:`build_limited` creates. Figures: benchmarks/README.md, "Hosted latency".
+:func:`judgesdk.provider.stack.bottom` creates. Figures: benchmarks/README.md, "Hosted latency".
 
-Where it sits (see ``judgesdk.judging.judge_config.stack``): cache over retry over the overload guard
+Where it sits (see ``judgesdk.provider.stack.assemble``): cache over retry over the overload guard
 (:mod:`judgesdk.provider.layers.breaker`: timeouts and 503s shrink concurrency there, 429s here) over rate limit over the
 adapter. Every attempt, retries included, then counts against the limits as the API counts it; the limiter
 sees each 429 when it happens; and a request sleeping between retries holds no in-flight slot.
@@ -37,6 +37,7 @@ import asyncio
 import math
 import time
 from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -247,16 +248,32 @@ class ProviderPool(WrapperProvider):
             await member.aclose()
 
 
-def rate_limited(provider: Provider, config: RateLimitConfig | None) -> Provider:
-    """``provider`` under ``config``'s limits, or unchanged when there is no config."""
-    return provider if config is None else RateLimitedProvider(provider, config)
+class PermitSource(Protocol):
+    """A limiter that lives elsewhere (the Ray engine's account-wide limiter actor): a permit is asked for before
+    each attempt and the attempt's outcome reported after it, so every worker's calls count against one bucket."""
+
+    async def acquire(self, request: GenerateRequest, multiple_samples: bool) -> int: ...
+
+    def release(self, ticket: int, usage: dict[str, Any] | None, rate_limited: bool = False, retry_after: float | None = None) -> None: ...
 
 
-def build_limited(build: Callable[[], Provider], config: RateLimitConfig | None) -> Provider:
-    """An adapter from ``build`` under ``config``'s limits, pooled over ``config.client_count()`` instances
-    (for ``stack()``: without a config, one plain adapter)."""
-    if config is None:
-        return build()
-    count = config.client_count()
-    adapter = build() if count == 1 else ProviderPool([build() for _ in range(count)])
-    return RateLimitedProvider(adapter, config)
+class SharedLimitProvider(WrapperProvider):
+    """``inner`` under a :class:`PermitSource`: every attempt waits for a permit and reports back."""
+
+    def __init__(self, inner: Provider, limiter: PermitSource) -> None:
+        super().__init__(inner)
+        self.limiter = limiter
+
+    async def generate(self, request: GenerateRequest) -> GenerateResponse:
+        ticket = await self.limiter.acquire(request, self.inner.capabilities.multiple_samples)
+        usage: dict[str, Any] | None = None
+        rate_limited, retry_after = False, None
+        try:
+            response = await self.inner.generate(request)
+            usage = response.usage.model_dump()
+            return response
+        except RateLimitError as exc:
+            rate_limited, retry_after = True, exc.retry_after
+            raise
+        finally:  # the report is sent, never awaited: the answer is not held up by it
+            self.limiter.release(ticket, usage, rate_limited, retry_after)

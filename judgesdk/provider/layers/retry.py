@@ -5,7 +5,7 @@ back-off and full jitter, honouring a server's Retry-After; permanent ones (400,
 exhausted, unsupported requests) fail on the first attempt. Attempts and total time are both bounded.
 
 What ``max_total_s`` counts: the time spent in attempts and in back-off between them, not the time a request
-spent queued in the overload guard under this wrapper (``judgesdk.judging.judge_config.stack``: retry over the guard over
+spent queued in the overload guard under this wrapper (``judgesdk.provider.stack.assemble``: retry over the guard over
 the adapter), waiting for an open circuit to close or for a slot under the adaptive concurrency limit. Every
 attempt passes the guard, so without this a request queued behind an overloaded server, or behind the
 circuit's ``max_wait_s`` (120 s by default, as long as ``max_total_s``), would have used its whole retry
@@ -27,7 +27,6 @@ from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type
 
 from judgesdk.core.errors import RetriesExhaustedError, TransientError
 from judgesdk.provider.protocol import GenerateRequest, GenerateResponse, Provider, WrapperProvider
-
 
 _EXCLUDED: ContextVar[list[float] | None] = ContextVar("judgesdk_retry_excluded_s", default=None)
 

@@ -30,13 +30,13 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from judgesdk.core.errors import InputError
+from judgesdk.core.types import Criterion, JudgeItem, ResultStatus, Scale, as_criterion
 from judgesdk.estimation.estimate import estimate
+from judgesdk.prompting.templates import Template, bundled_template_ids, load_template
 from judgesdk.provider.decisions import DecisionInput, DecisionRequest
 from judgesdk.provider.protocol import Provider, Usage
 from judgesdk.scorers import decision
 from judgesdk.scorers.common import ScorerOptions, template_override, template_values, variant_template, worst_status
-from judgesdk.prompting.templates import Template, bundled_template_ids, load_template
-from judgesdk.core.types import Criterion, JudgeItem, ResultStatus, Scale, as_criterion
 
 Protocol = Literal["pairwise", "h2h"]
 Verdict = Literal["first", "second", "tie"]
