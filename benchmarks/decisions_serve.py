@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(REPO / "tests"), str(REPO / "tests" / "serve")]  # servers.py, serve_process.py
+sys.path.insert(0, str(REPO / "tests"))  # support.servers, support.serve_process
 
 CRITERIA = ("coherence", "consistency", "fluency", "relevance")
 
@@ -55,7 +55,7 @@ def load() -> list[float]:
 
 
 def serve_process(*args: str, cache: Path) -> Any:
-    from serve_process import JudgesdkServe
+    from support.serve_process import JudgesdkServe
 
     server = JudgesdkServe(*args, env={"JUDGESDK_NO_CACHE": "1"}, cache=cache)
     return server.start()
@@ -76,10 +76,10 @@ def systemone_body(criteria: list[Any]) -> dict[str, Any]:
 
 
 def calls_per_item(n: int, workdir: Path) -> dict[str, Any]:
-    from servers import LlamaServer, embedded_gguf_path
-
     from judgesdk.judging.judge import Judge
     from judgesdk.prompting.presets import criterion
+
+    from support.servers import LlamaServer, embedded_gguf_path
 
     criteria = [criterion("summeval", name) for name in CRITERIA]
     chosen = items(n)

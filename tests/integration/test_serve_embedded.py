@@ -25,6 +25,7 @@ from judgesdk.cli.app import main
 from judgesdk.core.types import Criterion
 from judgesdk.prompting.presets import criterion as preset
 from judgesdk.providers import decisions_wire, systemone_wire
+from judgesdk.records import read_results
 from judgesdk.scorers.decision import question_for
 
 from support.serve_process import JudgesdkServe
@@ -155,7 +156,9 @@ def test_meta_eval_card_gate_and_diff_read_what_serve_recorded(embedded_serve: J
         assert answer.status_code == 200 and "coherence" in answer.json()["answers"], answer.text
     recorded = tmp_path / "served.jsonl"
     served_ids = {f"{r.doc_id}:{r.system_id}" for r in chosen}
-    rows = [row for row in map(json.loads, Path(embedded_serve.record).read_text().splitlines()) if row["id"] in served_ids and row["criterion"] == "coherence"]  # type: ignore[attr-defined]
+    served = read_results(Path(embedded_serve.record))  # type: ignore[attr-defined]  # the one typed reader takes every served row
+    assert served.skipped == 0 and not served.problems and all(row.get("format") == "judgesdk.results/1" for row in served.raw)
+    rows = [row for row in served.raw if row["id"] in served_ids and row["criterion"] == "coherence"]
     recorded.write_text("".join(json.dumps(row) + "\n" for row in rows))
     assert len({row["id"] for row in rows}) == len(chosen)
 
