@@ -179,12 +179,13 @@ class OpenAIProvider:
         """Prompt-token logprobs through ``echo``: the continuation's tokens are those past the prompt's end."""
         if not self.capabilities.loglikelihood:
             raise CapabilityError("log-likelihood needs api='completions' on a server that supports echo", provider=self.kind)
+        assert request.continuation is not None  # generate() sends only continuation requests here
         prompt = as_text(request.messages)
         raw = await self._client.completions.create(
             model=self.model, prompt=prompt + request.continuation, max_tokens=1, temperature=0.0, echo=True, logprobs=1
         )
         logprobs = raw.choices[0].logprobs if raw.choices else None
-        if logprobs is None or not logprobs.token_logprobs:
+        if logprobs is None or not logprobs.token_logprobs or logprobs.tokens is None:
             raise CapabilityError("the server returned no prompt logprobs for echo=True", provider=self.kind)
         end = len(prompt) + len(request.continuation or "")
         offsets = _echo_offsets(logprobs.tokens, logprobs.text_offset, field(raw.usage, "completion_tokens"), end)

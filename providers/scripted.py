@@ -111,7 +111,7 @@ class ScriptedProvider:
 
 def _as_rule(script: object) -> Rule:
     if callable(script):
-        return script  # type: ignore[return-value]
+        return script
     if isinstance(script, Mapping):
         table = dict(script)
 

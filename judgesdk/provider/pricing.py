@@ -220,6 +220,7 @@ class CostReport(BaseModel):
 def _group(provider: str, model: str, results: Sequence[JudgeResult], prices: CostModel | None, route: Route = "chat") -> UsageGroup:
     billed = sum((r.usage for r in results if not r.cached), Usage())
     usage = sum((r.usage for r in results), Usage())
+    usd: float | None
     if billed.input_tokens + billed.output_tokens == 0:
         usd, note = 0.0, "nothing billed (every result from the cache, or no tokens)"
     else:

@@ -155,10 +155,16 @@ class Provider(Protocol):
     know), so it is read through :func:`identity_of`; the cache key includes it.
     """
 
-    kind: str
-    model: str
-    endpoint: str
-    capabilities: Capabilities
+    # read-only properties, not plain attributes: the wrappers (cache, retry, witness...) pass their inner
+    # provider's values through properties, which a settable protocol member would reject
+    @property
+    def kind(self) -> str: ...
+    @property
+    def model(self) -> str: ...
+    @property
+    def endpoint(self) -> str: ...
+    @property
+    def capabilities(self) -> Capabilities: ...
 
     async def generate(self, request: GenerateRequest) -> GenerateResponse: ...
 

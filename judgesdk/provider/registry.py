@@ -265,7 +265,7 @@ def canonical_kind(kind: str) -> str:
 def _unknown_kind(kind: object) -> str:
     kinds = provider_kinds()
     shown = f" {kind!r}" if isinstance(kind, str) and _KIND_NAME.match(kind) else ""  # never echo what may be a secret
-    close = difflib.get_close_matches(kind, kinds + list(_aliases), n=1, cutoff=0.75) if shown else []
+    close = difflib.get_close_matches(kind, kinds + list(_aliases), n=1, cutoff=0.75) if shown and isinstance(kind, str) else []
     hint = f" (did you mean {close[0]!r}?)" if close else ""
     return f"unknown provider kind{shown}{hint}; valid: {', '.join(kinds)}"
 
