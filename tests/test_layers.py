@@ -65,7 +65,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "estimation: label distributions, estimates, the fused judge's signals and model",
         (
             "judgesdk.distributions", "judgesdk.estimation", "judgesdk.stats", "judgesdk.fused", "judgesdk.fused.model",
-            "judgesdk.fused.signals", "judgesdk.fused.text", "judgesdk.fused_data",
+            "judgesdk.fused.signals", "judgesdk.fused.text", "judgesdk.fused.domains", "judgesdk.fused_data",
         ),
     ),
     (
@@ -79,7 +79,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (
         "analysis: meta-evaluation, calibration, fitting the fused judge, comparing two runs (results in, no judging)",
         (
-            "judgesdk.meta", "judgesdk.meta.*", "judgesdk.calibration", "judgesdk.fused.fit", "judgesdk.fused.train", "judgesdk.fused.refit",
+            "judgesdk.meta", "judgesdk.meta.*", "judgesdk.calibration", "judgesdk.fused.fit", "judgesdk.fused.priors", "judgesdk.fused.train", "judgesdk.fused.refit",
             "judgesdk.diff",
         ),
     ),
