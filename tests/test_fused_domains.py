@@ -99,15 +99,21 @@ def _provider():
     return provider
 
 
-@pytest.fixture
-def three_fits(tmp_path, monkeypatch):
-    """News, dialogue and story fits for the scripted model, as if bundled."""
-    paths = [
-        _fit(tmp_path, "news", _shapes(SUMMARY, ARTICLE)),
-        _fit(tmp_path, "dialogue", _shapes(RESPONSE, HISTORY), criteria=("coherence", "engagingness")),
-        _fit(tmp_path, "story", _shapes(STORY, PROMPT)),
+@pytest.fixture(scope="module")
+def fit_files(tmp_path_factory):
+    """News, dialogue and story fits for the scripted model (fitted once for the module)."""
+    folder = tmp_path_factory.mktemp("fits")
+    return [
+        _fit(folder, "news", _shapes(SUMMARY, ARTICLE)),
+        _fit(folder, "dialogue", _shapes(RESPONSE, HISTORY), criteria=("coherence", "engagingness")),
+        _fit(folder, "story", _shapes(STORY, PROMPT)),
     ]
-    fits = [fused_model.load(p) for p in paths]
+
+
+@pytest.fixture
+def three_fits(fit_files, monkeypatch):
+    """The three fits, as if bundled for the scripted model."""
+    fits = [fused_model.load(p) for p in fit_files]
     monkeypatch.setattr(fused_model, "bundled_for", lambda sha: fits if sha == SHA else [])
     return fits
 
@@ -344,3 +350,35 @@ def test_shape_is_measured_in_words():
     values = shape("one two three", "a b c d e f g")
     assert values["output_words"] == pytest.approx(math.log1p(3)) and values["source_words"] == pytest.approx(math.log1p(7))
     assert values["novel_words"] == 1.0 and shape("", "a")["novel_words"] == 0.0
+
+
+# -- the run summary and the judge card --------------------------------------------------------------------
+
+
+def test_the_run_summary_and_the_card_count_fits_fallbacks_and_items_outside_the_domain(three_fits, tmp_path):
+    from judgesdk.meta.card import criterion_card
+    from judgesdk.meta.card_files import render_markdown
+    from judgesdk.meta.card import build_card, JudgeIdentity, LabelledSet
+    from judgesdk.meta.datasets import HumanRecord
+    from judgesdk.records import row_for
+    from judgesdk.scorers.auto import summary_rows
+
+    items = {
+        ("d1", "news"): JudgeItem(output=SUMMARY, source=ARTICLE), ("d1", "story"): JudgeItem(output=STORY, source=PROMPT),
+        ("d1", "answer"): JudgeItem(output="Paris.", source="What is the capital of France?"),
+        ("d2", "news"): JudgeItem(output=SUMMARY + " More.", source=ARTICLE), ("d2", "story"): JudgeItem(output=STORY + " End.", source=PROMPT),
+        ("d2", "answer"): JudgeItem(output="Rome.", source="What is the capital of Italy?"),
+    }  # fmt: skip
+    results = {key: _auto(item, "coherence") for key, item in items.items()}
+    rows = dict(summary_rows(list(results.values())))
+    assert rows["fused fits used"] == "news/source 2, story/source 2"
+    assert rows["auto fell back to geval"].startswith("2 (outside every fit's domain: 2")
+    path = tmp_path / "results.jsonl"
+    path.write_text("".join(json.dumps(row_for(r, f"{d}:{s}", extra={"doc_id": d, "system_id": s})) + "\n" for (d, s), r in results.items()))
+    human = [HumanRecord(doc_id=d, system_id=s, output=i.output, source=i.source, scores={"coherence": float(n % 5 + 1)}) for n, ((d, s), i) in enumerate(items.items())]
+    section = criterion_card(human, "coherence", path, bootstrap=0)
+    assert section.fits is not None and section.fits.fallback == 2 and section.fits.outside_domain == 2
+    assert sorted(k.split(" ")[0] for k in section.fits.fits) == ["news/source", "story/source"]
+    card = build_card("t", JudgeIdentity(method="auto"), LabelledSet(human_file="h", subset="all", n_items=6, n_documents=2, n_systems=3), [section])
+    md = render_markdown(card)
+    assert "### Fused fit and domain" in md and "outside every fit's domain 2" in md and "story/source" in md

@@ -77,7 +77,10 @@ def fit_file(
     declined: list[Declined] = []
     with_reference = reference_variant and all("ref_f1_1" in f for f in features)
     complete = [i for i in range(len(features)) if all(values[i] is not None for values in labels.values())]
-    mean_label = {i: float(np.mean([labels[c][i] for c in labels])) for i in complete} if len(labels) > 1 else {}
+    # the auxiliary target: the mean of every criterion's label, each put on 0-1 by its scale (criteria on
+    # different scales, as TopicalChat's, weigh alike), then back on each criterion's own scale
+    unit = {c: (scales[c][0], (scales[c][1] - scales[c][0]) or 1.0) for c in labels}
+    mean_unit = {i: float(np.mean([(labels[c][i] - unit[c][0]) / unit[c][1] for c in labels])) for i in complete} if len(labels) > 1 else {}  # type: ignore[operator]
     for name, values in labels.items():
         keep = [i for i, v in enumerate(values) if v is not None]
         y = [float(values[i]) for i in keep]  # type: ignore[arg-type]
@@ -87,7 +90,7 @@ def fit_file(
         k_outer, k_inner = _folds_for(docs, outer_k, inner_k)
         low, high = scales[name]
         variants: list[Variant] = ["source", "source+reference"] if with_reference else ["source"]
-        aux = [mean_label[i] for i in keep] if mean_label and all(i in mean_label for i in keep) else None
+        aux = [low + (high - low) * mean_unit[i] for i in keep] if mean_unit and all(i in mean_unit for i in keep) else None
         fitted = {
             v: fit_criterion(
                 rows, y, docs, criterion=name, variant=v, low=low, high=high, outer_k=k_outer, inner_k=k_inner, seed=seed, auxiliary=aux,

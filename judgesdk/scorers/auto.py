@@ -55,3 +55,30 @@ async def score(provider: Provider, item: JudgeItem, criterion: Criterion, optio
     return result.model_copy(
         update={"method_reason": f"{note}; {result.method_reason}", "notes": [note, *result.notes], "details": {**result.details, "auto": auto}}
     )
+
+
+def summary_rows(results: list[JudgeResult]) -> list[tuple[str, str]]:
+    """Run-summary rows for what ``auto`` chose: the fused fits used (domain/variant: items) and the items it
+    judged by the fallback, with how many of those lay outside every fit's domain. Empty when no result came
+    from ``auto``."""
+    used: dict[str, int] = {}
+    fallback = outside = 0
+    for result in results:
+        parts = list(result.parts.values()) if result.parts else [result]
+        for part in parts:
+            chosen = (part.details or {}).get("auto")
+            if not isinstance(chosen, dict):
+                continue
+            if chosen.get("chose") == "fused":
+                fit = (part.details or {}).get("fit") or {}
+                key = f"{chosen.get('domain')}/{fit.get('variant', '?')}"
+                used[key] = used.get(key, 0) + 1
+            else:
+                fallback += 1
+                outside += bool(chosen.get("outside_domain"))
+    if not used and not fallback:
+        return []
+    rows = [("fused fits used", ", ".join(f"{k} {v}" for k, v in sorted(used.items())) or "none")]
+    if fallback:
+        rows.append((f"auto fell back to {PROMPTED}", f"{fallback} (outside every fit's domain: {outside}; the rest: no fit or no model for the criterion)"))
+    return rows
