@@ -18,6 +18,10 @@ from judgesdk.scorers.common import ScorerOptions
 from judgesdk.types import Criterion, JudgeItem, JudgeResult
 
 PROMPTED = "geval"
+# Benchmarks whose outputs are not summaries: `judgesdk bench` names them in the options (the prompted
+# methods pick per-dataset templates by it). The fused judge does not read the name: a fit applies by the
+# item's shape, so a dialogue or story gets its own domain's fit or the fallback, whatever the file is called.
+NOT_SUMMARIES = {"topicalchat", "hanna"}
 
 
 def fused_unavailable(provider: Provider, item: JudgeItem, criterion: Criterion, options: ScorerOptions) -> tuple[str | None, object]:
