@@ -63,12 +63,13 @@ SHAPE = ("source_words", "output_words", "output_source_ratio", "novel_words")
 # How far below and above the fitted 0.5 %-99.5 % range an item may lie and still be the same task (log
 # units for lengths: log 5 ~ five times, log 2 ~ twice; shares in absolute terms; None: no bound on that
 # side). An output much shorter than its source is still a summary (NewsRoom's 2,700-word articles have
-# 20-word summaries); one as long as its source, or made of words the source never uses, is not.
+# 20-word summaries); one as long as its source, or made mostly of words the source never uses, is not (a
+# summary that invents a detail stays inside: SummEval's most novel summary has 66 % new content words).
 MARGINS: dict[str, tuple[float | None, float | None]] = {
     "source_words": (math.log(2), math.log(5)),
     "output_words": (math.log(2), math.log(2)),
     "output_source_ratio": (None, math.log(2)),
-    "novel_words": (0.25, 0.25),
+    "novel_words": (0.25, 0.35),
 }
 QUANTILES = (0.005, 0.995)
 
