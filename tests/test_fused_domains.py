@@ -382,3 +382,15 @@ def test_the_run_summary_and_the_card_count_fits_fallbacks_and_items_outside_the
     card = build_card("t", JudgeIdentity(method="auto"), LabelledSet(human_file="h", subset="all", n_items=6, n_documents=2, n_systems=3), [section])
     md = render_markdown(card)
     assert "### Fused fit and domain" in md and "outside every fit's domain 2" in md and "story/source" in md
+
+
+def test_a_tokenized_dialogue_is_joined_turn_by_turn_with_its_fact():
+    from judgesdk.meta.datasets import HumanRecord
+    from judgesdk.meta.natural import natural
+
+    record = HumanRecord(
+        dataset="topicalchat", doc_id="t", system_id="s", source="i do n't know .\nhave you seen it ?\n\n", context="it 's ( mostly ) true .",
+        output="i 'd like to .", scores={"overall": 3.0},
+    )  # fmt: skip
+    out = natural(record)
+    assert out.source == "i don't know.\nhave you seen it?" and out.context == "it's (mostly) true." and out.output == "i'd like to."
