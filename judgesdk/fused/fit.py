@@ -35,7 +35,10 @@ TEXT = (
     "src_prec_1", "src_prec_2", "src_prec_4", "lead_recall_2", "key_recall", "key_early", "name_recall", "len_ratio",
 )  # fmt: skip
 # the n-gram overlap with the reference (free), and the likelihood given it (one more pass) where it was computed
-REFERENCE = ("ref_f1_1", "ref_f1_2", "ref_prec_1", "ref_recall_1", "ref_prec_2", "ref_recall_2", "ref_mean", "ref_pmi")
+REFERENCE = (
+    "ref_f1_1", "ref_f1_2", "ref_prec_1", "ref_recall_1", "ref_prec_2", "ref_recall_2", "ref_content_recall", "ref_key_recall",
+    "ref_mean", "ref_pmi",
+)  # fmt: skip
 GROUPS: dict[str, tuple[str, ...]] = {
     "likelihood": LIKELIHOOD,
     "likelihood+text": LIKELIHOOD + TEXT,
@@ -54,7 +57,7 @@ PRIOR_SIGNS: dict[str, int] = {
     "repeat_3": -1, "adjacent_repeat": -1, "unfinished": -1,  # degenerate text
     "words_per_sentence": 1,  # fragments and one-clause sentences read badly
     "ref_f1_1": 1, "ref_f1_2": 1, "ref_mean": 1, "ref_pmi": 1,  # close to the reference
-    "ref_prec_1": 1, "ref_recall_1": 1, "ref_prec_2": 1, "ref_recall_2": 1,
+    "ref_prec_1": 1, "ref_recall_1": 1, "ref_prec_2": 1, "ref_recall_2": 1, "ref_content_recall": 1, "ref_key_recall": 1,
 }  # fmt: skip
 # Left out where signs are fixed, because their direction flips between data sets (per-document Spearman with
 # coherence, SummEval / NewsRoom): length (log_words 0.00 / 0.56, log_tokens, len_ratio), sentence count

@@ -167,4 +167,8 @@ def text_features(output: str, source: str | None, reference: str | None, *, con
         features.update(ref_f1_1=f1(out, ref, 1), ref_f1_2=f1(out, ref, 2))
         (p1, r1), (p2, r2) = overlap(out, ref, 1), overlap(out, ref, 2)
         features.update(ref_prec_1=p1, ref_recall_1=r1, ref_prec_2=p2, ref_recall_2=r2)
+        # what the reference's writer kept: its content words, and the source's key words it repeats
+        features["ref_content_recall"] = share_of(sorted(set(content(ref))), out)
+        if source is not None:
+            features["ref_key_recall"] = share_in(key_words(words(source)) & set(ref), out)
     return features
