@@ -21,9 +21,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from judgesdk.judge import Judge
-from judgesdk.presets import criterion
-from judgesdk.types import JudgeItem
+from judgesdk.core.types import JudgeItem
+from judgesdk.judging.judge import Judge
+from judgesdk.prompting.presets import criterion
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -32,7 +32,7 @@ import time
 
 import local_prefix as lp
 
-from judgesdk.presets import criterion as preset
+from judgesdk.prompting.presets import criterion as preset
 from judgesdk.providers.llamacpp import embedded_model_path
 
 

@@ -53,11 +53,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from batch_server import BatchServer  # noqa: E402
 from fault_proxy import FaultProxy  # noqa: E402
 
-from judgesdk.config import JudgeConfig, load_config  # noqa: E402
-from judgesdk.judge import Judge  # noqa: E402
-from judgesdk.provider import GenerateRequest, GenerateResponse, Provider, WrapperProvider  # noqa: E402
-from judgesdk.records import Ledger, ask_for, is_final, read_rows, row_for  # noqa: E402
-from judgesdk.types import Criterion, JudgeItem, JudgeResult, Scale  # noqa: E402
+from judgesdk.core.types import Criterion, JudgeItem, JudgeResult, Scale  # noqa: E402
+from judgesdk.judging.judge import Judge  # noqa: E402
+from judgesdk.judging.judge_config import (  # noqa: E402
+    JudgeConfig,
+    ask_for,  # noqa: E402
+    load_config,
+)
+from judgesdk.provider.protocol import GenerateRequest, GenerateResponse, Provider, WrapperProvider  # noqa: E402
+from judgesdk.records import Ledger, is_final, read_rows, row_for  # noqa: E402
 
 MARK = re.compile(r"\[item (\d+)\]")
 
@@ -135,10 +139,10 @@ def judge_into(config: JudgeConfig, items: list[JudgeItem], criterion: Criterion
 
 def _guard_stats(judge: Judge) -> dict[str, Any]:
     try:
-        from judgesdk.breaker import OverloadGuard
+        from judgesdk.provider.layers.breaker import OverloadGuard
     except ImportError:  # a build from before the guard
         return {}
-    from judgesdk.provider import find_layer
+    from judgesdk.provider.protocol import find_layer
 
     layers = [find_layer(p, OverloadGuard) for p in judge.providers_in_use]
     return next((layer.stats.model_dump() for layer in layers if layer is not None), {})
@@ -212,11 +216,11 @@ def _kind(spec: str) -> str:
 
 
 def run_overload(args: argparse.Namespace) -> dict[str, Any]:
-    from servers import LlamaServer, embedded_gguf_path
-
-    from judgesdk import bench
+    from judgesdk.meta import bench
     from judgesdk.meta.datasets import load_dataset
-    from judgesdk.presets import criteria_for
+    from judgesdk.prompting.presets import criteria_for
+
+    from support.servers import LlamaServer, embedded_gguf_path
 
     records = bench.select(load_dataset("summeval"), docs=math.ceil(args.items / 16))[: args.items]
     items = [bench.item_of(r).model_copy(update={"source": None}) for r in records]  # fluency needs no source

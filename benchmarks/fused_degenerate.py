@@ -18,13 +18,13 @@ import re
 import sys
 from pathlib import Path
 
-from judgesdk.bench import item_of, select
-from judgesdk.errors import InputError
-from judgesdk.judge import Judge
+from judgesdk.core.errors import InputError
+from judgesdk.core.types import JudgeItem
+from judgesdk.judging.judge import Judge
+from judgesdk.meta.bench import item_of, select
 from judgesdk.meta.datasets import load_dataset, shared_data_dir
 from judgesdk.meta.natural import natural
-from judgesdk.presets import criteria_for
-from judgesdk.types import JudgeItem
+from judgesdk.prompting.presets import criteria_for
 
 CRITERIA = ("coherence", "consistency", "fluency", "relevance")
 

@@ -16,7 +16,7 @@ and with the reference (n-gram overlap alone, and with the likelihood given the 
 checks on data no fit saw: NewsRoom for the news fit (agreement, interval coverage, share of items inside
 the envelope), and for stories a fit on one half of HANNA's prompts tested on the other half (both ways).
 Each pass's seconds per output come from the signal files. ``--write`` saves the shipped fit files
-(judgesdk/fused_data/); the full report goes to ``--json``.
+(judgesdk/fused/data/); the full report goes to ``--json``.
 """
 
 from __future__ import annotations
@@ -34,14 +34,15 @@ from judgesdk.fused import model as fused_model
 from judgesdk.fused.domains import shape
 from judgesdk.fused.fit import CriterionFit, group_bootstrap, group_codes, mean_group_spearman, system_kendall
 from judgesdk.fused.model import FusedModelFile, ModelIdentity
-from judgesdk.fused.signals import Evidence, features as evidence_features
+from judgesdk.fused.signals import Evidence
+from judgesdk.fused.signals import features as evidence_features
 from judgesdk.fused.text import text_features
 from judgesdk.fused.train import fit_file, signal_table
 from judgesdk.meta.datasets import load_dataset, shared_data_dir
 from judgesdk.meta.natural import natural
 from judgesdk.providers.llamacpp import EMBEDDED_MODEL, embedded_sha256
 
-DATA = Path(__file__).resolve().parents[1] / "judgesdk" / "fused_data"
+DATA = Path(__file__).resolve().parents[1] / "judgesdk" / "fused" / "data"
 DOMAINS = {
     # domain: dataset, criteria with their scales, who may read the pass without the source, ship rule
     "news": ("summeval", {c: (1.0, 5.0) for c in ("coherence", "consistency", "fluency", "relevance")}, {"consistency"}, "always"),

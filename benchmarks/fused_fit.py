@@ -13,7 +13,7 @@ Prints, per criterion: the fused model's outer-fold agreement on each dataset (p
 pooled Spearman, system-level Kendall, bootstrap CIs over documents), what the inner folds chose, and each
 signal alone on SummEval. ``--also`` adds other datasets' rows to the fit (a criterion a dataset does not
 annotate leaves its rows out of that criterion's model; documents stay whole in the folds). The fits
-shipped in the package (judgesdk/fused_data/: news with its envelope and reference variant, dialogue,
+shipped in the package (judgesdk/fused/data/: news with its envelope and reference variant, dialogue,
 stories) are written by ``benchmarks/fused_domains.py --write``; ``--fit-out`` saves this script's fit elsewhere.
 ``--transfer FILE`` applies a fit (``--model``, default the shipped one), unchanged, to another dataset's
 signals and compares it with each signal alone there.
@@ -33,16 +33,16 @@ from scipy.stats import spearmanr
 from judgesdk.fused import model as fused_model
 from judgesdk.fused.fit import CriterionFit, fit_criterion, group_codes, mean_group_spearman, system_kendall
 from judgesdk.fused.model import ModelIdentity
-from judgesdk.fused.signals import Evidence, features as evidence_features
+from judgesdk.fused.signals import Evidence
+from judgesdk.fused.signals import features as evidence_features
 from judgesdk.fused.text import text_features
-from judgesdk.meta.datasets import load_dataset
-from judgesdk.meta.natural import natural
 from judgesdk.fused.train import fit_file, readable, signal_table, signs_for
-from judgesdk.meta.datasets import shared_data_dir
+from judgesdk.meta.datasets import load_dataset, shared_data_dir
+from judgesdk.meta.natural import natural
 from judgesdk.providers.llamacpp import EMBEDDED_MODEL, embedded_sha256
 
 CRITERIA = ("coherence", "consistency", "fluency", "relevance")
-SHIPPED = Path(__file__).resolve().parents[1] / "judgesdk" / "fused_data" / f"{EMBEDDED_MODEL}.news.json"
+SHIPPED = Path(__file__).resolve().parents[1] / "judgesdk" / "fused" / "data" / f"{EMBEDDED_MODEL}.news.json"
 
 
 def load(path: Path, dataset: str) -> list[dict]:

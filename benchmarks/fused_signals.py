@@ -22,13 +22,13 @@ import sys
 import time
 from pathlib import Path
 
-from judgesdk.bench import item_of, select
 from judgesdk.fused.signals import QUESTIONS, extract, features
-
-DOMAIN_OF = {"summeval": "news", "newsroom": "news", "topicalchat": "dialogue", "hanna": "story"}
+from judgesdk.meta.bench import item_of, select
 from judgesdk.meta.datasets import load_dataset, shared_data_dir
 from judgesdk.meta.natural import natural
 from judgesdk.providers.llamacpp import LlamaCppProvider
+
+DOMAIN_OF = {"summeval": "news", "newsroom": "news", "topicalchat": "dialogue", "hanna": "story"}
 
 
 def main() -> int:

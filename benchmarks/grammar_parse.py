@@ -2,12 +2,12 @@
 the embedded model with and without the verdict-format grammar, and what the parsed scores are worth.
 
 For each method and each setting (``free``: grammar off; ``grammar``: answers constrained by
-:mod:`judgesdk.grammars`, one repair on failure), every summary of the first ``--docs`` SummEval documents
+:mod:`judgesdk.estimation.grammars`, one repair on failure), every summary of the first ``--docs`` SummEval documents
 is judged on one criterion. Per row: results that parsed (status ``ok``), for Fusion-Eval also the share of
 its k predictions that parsed, repairs asked and how many of them parsed, how many distinct scores came
 back (a grammar can force a parse and still say the same thing for every summary), Spearman with the mean
 expert score within each document (undefined for a document whose predictions are constant), their mean
-(sample-level, 000 App. B) and the pooled summary-level figure from ``judgesdk.bench.evaluate``.
+(sample-level, 000 App. B) and the pooled summary-level figure from ``judgesdk.meta.bench.evaluate``.
 
     .venv/bin/python benchmarks/grammar_parse.py --docs 4 --criterion coherence
 
@@ -26,14 +26,14 @@ import sys
 import time
 from pathlib import Path
 
-from judgesdk import bench
-from judgesdk.cache import CachedProvider, open_cache
-from judgesdk.judge import Judge
+from judgesdk.core.types import Criterion
+from judgesdk.judging.judge import Judge
+from judgesdk.meta import bench
 from judgesdk.meta.correlation import correlate
 from judgesdk.meta.datasets import HumanRecord, load_dataset, shared_data_dir
-from judgesdk.presets import criteria_for
+from judgesdk.prompting.presets import criteria_for
+from judgesdk.provider.layers.cache import CachedProvider, open_cache
 from judgesdk.providers.llamacpp import LlamaCppProvider
-from judgesdk.types import Criterion
 
 METHODS = ("direct", "rts", "fusion")
 OPTIONS = {"direct": {}, "rts": {"max_tokens": 96}, "fusion": {"k": 4}}  # as benchmarks/methods_bench.py

@@ -10,7 +10,7 @@ sleeping L seconds; L is part of the URL (``/lat/<L>/v1``), so one server serves
    ``concurrency = C``: wall time vs the ideal N·L/C (N a multiple of C, so
    the ideal is reachable). Median of ``--repeats``.
    ``--clients`` sets how many adapter instances the rate limiter spreads requests over (0: one per 16
-   in flight; see ``judgesdk.ratelimit.ProviderPool``). The same N requests are also sent from bare
+   in flight; see ``judgesdk.provider.layers.ratelimit.ProviderPool``). The same N requests are also sent from bare
    ``openai.AsyncOpenAI`` clients (as many, round robin) under a semaphore of C: the SDK's own ceiling.
 2. **Per-call overhead.** At L = 0, one request at a time: the bare ``openai.AsyncOpenAI`` call, the same
    call through the judgesdk adapter and wrappers (``provider.generate``), and a whole ``judge.ascore``
@@ -112,7 +112,7 @@ def start_server() -> tuple[subprocess.Popen, str]:
 def hosted_judge(base_url: str, concurrency: int, clients: int | None = None):  # type: ignore[no-untyped-def]
     """A judge from config, as a user would build it: coalescing over retry over the rate limit
     (``max_concurrency = C``, a pool of ``clients`` SDK clients) over the OpenAI adapter; no cache."""
-    from judgesdk.judge import Judge
+    from judgesdk.judging.judge import Judge
 
     os.environ.setdefault("JUDGESDK_BENCH_KEY", "loopback")
     limits = {"max_concurrency": concurrency, **({"clients": clients} if clients else {})}
@@ -121,7 +121,7 @@ def hosted_judge(base_url: str, concurrency: int, clients: int | None = None):  
 
 
 def items(n: int, tag: str) -> list:  # type: ignore[type-arg]
-    from judgesdk.types import JudgeItem
+    from judgesdk.core.types import JudgeItem
 
     return [JudgeItem(output=f"Summary {tag}-{i}: the council approved the park.", source="The council met on Tuesday.") for i in range(n)]
 
@@ -196,7 +196,7 @@ async def bare_wall(origin: str, bodies: list[dict], latency: float, concurrency
 async def per_call(origin: str, calls: int) -> dict[str, object]:
     import openai
 
-    from judgesdk.provider import GenerateRequest, Message
+    from judgesdk.provider.protocol import GenerateRequest, Message
 
     base_url = f"{origin}/v1"
     bare = openai.AsyncOpenAI(base_url=base_url, api_key="loopback", max_retries=0)

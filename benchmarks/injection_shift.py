@@ -1,10 +1,10 @@
 """Prompt injection (issue 12 item 9): how far hostile suffixes appended to a summary move its score on the
-embedded model, with judged text rendered verbatim (as before the fix) and neutralized (``judgesdk.fences``).
+embedded model, with judged text rendered verbatim (as before the fix) and neutralized (``judgesdk.prompting.fences``).
 
 Each summary of the first ``--docs`` SummEval documents is judged on one criterion, clean and with each
 suffix of :data:`SUFFIXES` appended. ``geval`` (template ``direct.likert``: the expected value of the label
 distribution after ``Score (1-5):``) runs in two settings: ``verbatim`` (neutralization switched off by
-patching ``judgesdk.templates.neutralized_by``, which is what rendering did before the fix) and
+patching ``judgesdk.prompting.templates.neutralized_by``, which is what rendering did before the fix) and
 ``neutralized`` (the shipped rendering). ``auto`` (the default) runs once; it is the fused judge where a
 fit for the model file exists and says which method it chose (``methods``). ``signals`` measures the fused
 judge's evidence itself (:func:`judgesdk.fused.signals.extract`: the output's token log-probabilities given
@@ -39,17 +39,17 @@ from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 
-import judgesdk.templates as templates_module
-from judgesdk import bench
-from judgesdk.cache import CachedProvider, open_cache
+import judgesdk.prompting.templates as templates_module
+from judgesdk.core.types import JudgeItem
 from judgesdk.fused.signals import extract, features
-from judgesdk.judge import Judge
+from judgesdk.judging.judge import Judge
+from judgesdk.meta import bench
 from judgesdk.meta.datasets import HumanRecord, load_dataset, shared_data_dir
-from judgesdk.presets import criteria_for
-from judgesdk.provider import as_text
+from judgesdk.prompting.presets import criteria_for
+from judgesdk.provider.layers.cache import CachedProvider, open_cache
+from judgesdk.provider.protocol import as_text
 from judgesdk.providers.llamacpp import LlamaCppProvider
 from judgesdk.scorers.common import template_values
-from judgesdk.types import JudgeItem
 
 SUFFIXES = {
     "control": "\nEnd of summary.",
@@ -170,7 +170,7 @@ def changed_by_neutralization(items: list[JudgeItem], criterion) -> int:
 
 def fused_fits() -> dict[str, str]:
     """The bundled fused fits (file -> sha256 prefix) that ``auto`` could use in this run."""
-    root = Path(templates_module.__file__).parent / "fused_data"
+    root = Path(templates_module.__file__).parent / "fused" / "data"
     return {p.name: hashlib.sha256(p.read_bytes()).hexdigest()[:16] for p in sorted(root.glob("*.json"))}
 
 

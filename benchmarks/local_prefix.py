@@ -42,16 +42,16 @@ import statistics
 import time
 from collections.abc import Sequence
 
-from judgesdk import bench
-from judgesdk.judge import Judge
+from judgesdk.core.types import Criterion, JudgeItem
+from judgesdk.judging.judge import Judge
+from judgesdk.meta import bench
 from judgesdk.meta.datasets import HumanRecord, load_dataset
-from judgesdk.presets import criterion as preset
-from judgesdk.provider import GenerateRequest, Message, as_text
+from judgesdk.prompting.presets import criterion as preset
+from judgesdk.prompting.templates import load_template
+from judgesdk.provider.protocol import GenerateRequest, Message, as_text
 from judgesdk.providers.llamacpp import LlamaCppProvider, default_gpu_layers, embedded_model_path
 from judgesdk.scorers.common import criteria_block, template_values
 from judgesdk.scorers.likert import DEFAULT_TEMPLATE
-from judgesdk.templates import load_template
-from judgesdk.types import Criterion, JudgeItem
 
 
 def subset(docs: int) -> list[HumanRecord]:

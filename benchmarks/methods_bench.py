@@ -21,15 +21,15 @@ import sys
 import time
 from pathlib import Path
 
-from judgesdk import bench
-from judgesdk.cache import CachedProvider, open_cache
-from judgesdk.judge import Judge
+from judgesdk.core.types import Criterion
+from judgesdk.judging.judge import Judge
+from judgesdk.meta import bench
 from judgesdk.meta.datasets import HumanRecord, load_dataset, shared_data_dir
 from judgesdk.meta.evaluate import MetaEvalResult
-from judgesdk.presets import criterion as preset
+from judgesdk.prompting.presets import criterion as preset
+from judgesdk.provider.layers.cache import CachedProvider, open_cache
 from judgesdk.providers.llamacpp import LlamaCppProvider
 from judgesdk.records import append, done_ids
-from judgesdk.types import Criterion
 
 SCORE_METHODS = ("geval", "direct", "sampling", "rts", "mcq", "likelihood", "synthetic", "fusion")
 # Kept small so the whole table runs in well under an hour on 2 cores; the papers' settings are in
@@ -39,7 +39,7 @@ SAMPLES = 8
 
 
 def judge_for(provider, method: str) -> Judge:
-    from judgesdk.estimation import EstimationSettings
+    from judgesdk.estimation.estimate import EstimationSettings
 
     return Judge(provider, method=method if method != "pairwise" else "geval",
                  settings=EstimationSettings(samples=SAMPLES), method_options=OPTIONS.get(method, {}))  # fmt: skip

@@ -34,14 +34,14 @@ from collections.abc import Sequence
 import numpy as np
 from scipy.stats import bootstrap, spearmanr
 
-from judgesdk.cache import CachedProvider, open_cache
+from judgesdk.core.types import Criterion
 from judgesdk.meta.datasets import HumanRecord, load_dataset
-from judgesdk.presets import criterion as preset
-from judgesdk.provider import Provider, as_text
+from judgesdk.prompting.presets import criterion as preset
+from judgesdk.provider.layers.cache import CachedProvider, open_cache
+from judgesdk.provider.protocol import Provider, as_text
 from judgesdk.providers.scripted import ScriptedProvider, ScriptedReply
 from judgesdk.scorers.common import ScorerOptions
 from judgesdk.scorers.pairwise import rank
-from judgesdk.types import Criterion
 
 ABSTRACTIVE = ("M8", "M9", "M10", "M11", "M12", "M13", "M14", "M15", "M17", "M20", "M22", "M23")
 FULL = 12 * 11

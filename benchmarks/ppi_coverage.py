@@ -29,10 +29,10 @@ from pathlib import Path
 
 import numpy as np
 
+from judgesdk.core.types import Scale
 from judgesdk.gate import draw_slice, ppi_mean
 from judgesdk.meta.datasets import dimensions, load_dataset, load_jsonl
 from judgesdk.meta.readers import load_predictions
-from judgesdk.types import Scale
 
 
 def judge_scores(args: argparse.Namespace) -> dict[tuple[str, str], float]:

@@ -13,9 +13,9 @@ import json
 import sys
 import time
 
-from judgesdk.judge import Judge
+from judgesdk.judging.judge import Judge
 from judgesdk.meta.datasets import shared_data_dir
-from judgesdk.presets import criterion
+from judgesdk.prompting.presets import criterion
 from judgesdk.providers.llamacpp import LlamaCppProvider, embedded_model_path, embedded_sha256
 
 

@@ -27,13 +27,13 @@ import sys
 import time
 from pathlib import Path
 
-from judgesdk import bench
-from judgesdk.judge import Judge
+from judgesdk.core.types import Criterion
+from judgesdk.judging.judge import Judge
+from judgesdk.meta import bench
 from judgesdk.meta.datasets import HumanRecord, load_dataset, shared_data_dir
-from judgesdk.presets import criterion as preset
+from judgesdk.prompting.presets import criterion as preset
 from judgesdk.providers.llamacpp import LlamaCppProvider
 from judgesdk.records import append, result_line
-from judgesdk.types import Criterion
 
 CRITERIA = ("coherence", "consistency", "fluency", "relevance")
 TEMPLATES = ("direct.likert", "direct.likert.shared_criteria")

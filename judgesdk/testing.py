@@ -26,11 +26,11 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from judgesdk.errors import InputError
+from judgesdk.core.errors import InputError
 
 if TYPE_CHECKING:
-    from judgesdk.judge import Judge
-    from judgesdk.types import Criterion, JudgeResult
+    from judgesdk.core.types import Criterion, JudgeResult
+    from judgesdk.judging.judge import Judge
 
 __all__ = ["assert_judged", "failure_message", "find_config"]
 
@@ -61,7 +61,7 @@ class SessionJudge:
 
     def get(self) -> Judge:
         if self._judge is None:
-            from judgesdk.judge import Judge
+            from judgesdk.judging.judge import Judge
 
             self._judge = Judge.from_config(find_config(self.option, os.environ, self.rootdir))
         return self._judge
@@ -103,7 +103,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     holder = config.stash.get(_SESSION_KEY, None)
     if holder is None or not holder.results:
         return
-    from judgesdk.provider import Usage
+    from judgesdk.provider.protocol import Usage
 
     results = holder.results
     cached = sum(r.cached for r in results)
@@ -131,7 +131,7 @@ def judge(request: pytest.FixtureRequest) -> Judge:
 
 
 def _criterion(criterion: Criterion | str) -> Criterion:
-    from judgesdk.types import as_criterion
+    from judgesdk.core.types import as_criterion
 
     return as_criterion(criterion)
 

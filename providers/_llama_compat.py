@@ -8,7 +8,7 @@ log. Those reach into ``Llama._ctx``, ``Llama._batch``, ``Llama._model``, ``Llam
 ``llama_cpp._internals`` and ``llama_cpp.llama_*`` functions, none of which llama-cpp-python promises to
 keep. Gathering them here means a new llama-cpp-python release is checked in one place: the names this
 module relies on are listed below (``MODULE_ATTRIBUTES`` ... ``BATCH_FIELDS``) and
-``tests/test_llamacpp_compat.py`` checks each against the installed package, so a rename fails a test
+``tests/providers/test_llamacpp_compat.py`` checks each against the installed package, so a rename fails a test
 instead of a user's run. The other ``llamacpp*`` modules import nothing of ``llama_cpp`` themselves.
 
 Checked against llama-cpp-python 0.3.36, installed here: run, and tested by the test above and the local
@@ -31,7 +31,8 @@ from __future__ import annotations
 
 import ctypes
 import os
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -44,7 +45,7 @@ except ImportError:  # pragma: no cover - exercised only without the extra
 
 CHECKED_VERSIONS = ("0.3.36",)  # llama-cpp-python versions this module was run and tested against
 
-# What this module uses, for tests/test_llamacpp_compat.py, which checks each against the installed
+# What this module uses, for tests/providers/test_llamacpp_compat.py, which checks each against the installed
 # llama-cpp-python and that these lists name everything the code below touches.
 C_FUNCTIONS = {  # llama.cpp's C API through llama_cpp's ctypes bindings: name -> number of arguments
     "llama_log_set": 2,

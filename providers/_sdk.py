@@ -2,7 +2,7 @@
 
 Each SDK raises a status error carrying ``status_code``, ``response.headers`` and ``body``, and a
 connection error (timeouts included) without one. Both are turned into judgesdk's typed errors so one
-retry policy decides for every backend; a timeout becomes a :class:`~judgesdk.errors.ProviderTimeoutError`,
+retry policy decides for every backend; a timeout becomes a :class:`~judgesdk.core.errors.ProviderTimeoutError`,
 which the overload guard reads by type.
 """
 
@@ -15,9 +15,8 @@ import sys
 from typing import Any
 from urllib.parse import urlsplit
 
-from judgesdk.errors import ProviderError, ProviderTimeoutError, TransientError, error_from_status
-from judgesdk.provider import TokenLogprob, TopLogprob, Usage
-
+from judgesdk.core.errors import ProviderError, ProviderTimeoutError, TransientError, error_from_status
+from judgesdk.provider.protocol import TokenLogprob, TopLogprob, Usage
 
 PLACEHOLDER_KEY = "not-needed"  # sent where no key was configured for the host (the SDKs require one)
 

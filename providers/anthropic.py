@@ -13,13 +13,13 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from judgesdk.providers._prompt_cache import PromptCachePlanner, cache_marked
-from judgesdk.providers._sdk import PLACEHOLDER_KEY, classify, is_default_host, key_for_host
+from judgesdk.core.errors import AuthError, CapabilityError, PermanentError
+from judgesdk.provider.pricing import ANTHROPIC_CACHE_READ, ANTHROPIC_CACHE_WRITE
+from judgesdk.provider.protocol import Capabilities, Choice, GenerateRequest, GenerateResponse, Message, Usage, runtime
+from judgesdk.provider.registry import Pricing, ProviderOptions, ProviderSettings, ProviderSpec
 
-from judgesdk.cost import ANTHROPIC_CACHE_READ, ANTHROPIC_CACHE_WRITE
-from judgesdk.errors import AuthError, CapabilityError, PermanentError
-from judgesdk.provider import Capabilities, Choice, GenerateRequest, GenerateResponse, Message, Usage, runtime
-from judgesdk.registry import Pricing, ProviderOptions, ProviderSettings, ProviderSpec
+from ._prompt_cache import PromptCachePlanner, cache_marked
+from ._sdk import PLACEHOLDER_KEY, classify, is_default_host, key_for_host
 
 try:
     import anthropic

@@ -1,4 +1,4 @@
-"""Anthropic's Message Batches API as a :class:`judgesdk.batch.BatchBackend` for an :class:`AnthropicProvider`.
+"""Anthropic's Message Batches API as a :class:`judgesdk.provider.layers.batch.BatchBackend` for an :class:`AnthropicProvider`.
 
 Wire flow (the official SDK's calls): ``messages.batches.create(requests=[{"custom_id", "params"}])``,
 poll ``messages.batches.retrieve`` until ``processing_status == "ended"``, then stream
@@ -14,11 +14,12 @@ from collections import defaultdict
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
-from judgesdk.batch import BatchResult, BatchStatus
-from judgesdk.errors import InputError
-from judgesdk.provider import GenerateRequest
-from judgesdk.providers._sdk import classify
-from judgesdk.providers.anthropic import AnthropicProvider, anthropic
+from judgesdk.core.errors import InputError
+from judgesdk.provider.layers.batch import BatchResult, BatchStatus
+from judgesdk.provider.protocol import GenerateRequest
+
+from ._sdk import classify
+from .anthropic import AnthropicProvider, anthropic
 
 _PREFIX = 58  # custom_id is at most 64 characters of [A-Za-z0-9_-]: 58 of the key, "_", 5 digits
 

@@ -15,12 +15,12 @@ import os
 import time
 from typing import Any
 
-from judgesdk.providers._prompt_cache import PromptCachePlanner, cache_marked
-from judgesdk.providers._sdk import PLACEHOLDER_KEY, chat_logprob_tokens, chat_usage, classify, field
+from judgesdk.core.errors import CapabilityError, PermanentError
+from judgesdk.provider.protocol import Capabilities, Choice, GenerateRequest, GenerateResponse, fold_prefill, runtime
+from judgesdk.provider.registry import ProviderOptions, ProviderSettings, ProviderSpec
 
-from judgesdk.errors import CapabilityError, PermanentError
-from judgesdk.provider import Capabilities, Choice, GenerateRequest, GenerateResponse, fold_prefill, runtime
-from judgesdk.registry import ProviderOptions, ProviderSettings, ProviderSpec
+from ._prompt_cache import PromptCachePlanner, cache_marked
+from ._sdk import PLACEHOLDER_KEY, chat_logprob_tokens, chat_usage, classify, field
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # never fetch the price map at import
 

@@ -43,12 +43,13 @@ from typing import Any
 import numpy as np
 from pydantic import Field
 
-from judgesdk.errors import ConfigError, InputError, PermanentError, UnavailableError
-from judgesdk.provider import Capabilities, Choice, GenerateRequest, GenerateResponse, Usage, as_text, runtime
-from judgesdk.registry import Pricing, ProviderOptions, ProviderSettings, ProviderSpec
+from judgesdk.core.errors import ConfigError, InputError, PermanentError, UnavailableError
+from judgesdk.provider.protocol import Capabilities, Choice, GenerateRequest, GenerateResponse, Usage, as_text, runtime
+from judgesdk.provider.registry import Pricing, ProviderOptions, ProviderSettings, ProviderSpec
 
 from . import _llama_compat as compat
-from .llamacpp_labels import continuation_logprobs, label_logprobs, label_paths, log_softmax, path_scores, token_logprobs
+from . import llamacpp_rules as rules
+from .llamacpp_labels import continuation_logprobs, label_logprobs, log_softmax, path_scores, token_logprobs
 from .llamacpp_load import (
     EMBEDDED_MODEL,
     IDENTITY_SAMPLE,
@@ -62,7 +63,8 @@ from .llamacpp_load import (
     load_llama,
     route_llama_log,
 )
-from .llamacpp_prefix import MIN_BATCH, PrefixCache, PrefixCounters, PrefixStates, SavedState, TokenTrie, common_prefix, shared_prefix
+from .llamacpp_prefix import PrefixCache, PrefixCounters, PrefixStates, SavedState, TokenTrie, common_prefix, shared_prefix
+from .llamacpp_rules import MIN_BATCH, label_paths
 
 __all__ = [  # what this module offered before it was split, still importable from here
     "DEFAULT_CAPABILITIES",
@@ -101,7 +103,7 @@ class LlamaCppProvider:
 
     kind = "local"
 
-    PARALLEL_MAX_SUFFIX = 48  # batch label requests only when each one's own part is at most this many tokens
+    PARALLEL_MAX_SUFFIX = rules.PARALLEL_MAX_SUFFIX  # batch label requests only when each one's own part is at most this many tokens
 
     def __init__(
         self,
@@ -179,7 +181,7 @@ class LlamaCppProvider:
 
     @property
     def identity(self) -> str:
-        """What cache keys name this model by beyond its name and path (see ``judgesdk.provider.identity_of``):
+        """What cache keys name this model by beyond its name and path (see ``judgesdk.provider.protocol.identity_of``):
         ``file_identity`` of the file, taken once, on first use, without loading the model (a run served
         from the cache never loads it); or the ``identity`` given, e.g. the embedded model's sha256,
         verified at assembly, so caches of it move between machines."""

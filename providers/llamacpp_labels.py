@@ -21,9 +21,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from judgesdk.provider import TokenLogprob
+from judgesdk.provider.protocol import TokenLogprob
 
 from .llamacpp_prefix import PrefixCache
+from .llamacpp_rules import label_paths
 
 
 def log_softmax(logits: np.ndarray) -> np.ndarray:
@@ -61,20 +62,6 @@ def path_scores(encoded: dict[str, list[int]], path: tuple[int, ...], rows: np.n
     """log P(label) for labels whose token paths all lie on ``path``, from ``rows``: the logits after the
     prompt and after each of ``path``'s tokens (one sequence of a parallel decode)."""
     return label_scores(encoded, {path[:k]: LabelRow(row) for k, row in enumerate(rows)})
-
-
-def maximal_paths(paths: list[tuple[int, ...]]) -> list[tuple[int, ...]]:
-    """The label-token paths that are not a prefix of another, sorted so shared prefixes are adjacent;
-    the empty path (single-token labels only) when there is nothing longer."""
-    unique = sorted(set(paths))
-    maximal = [p for p in unique if not any(len(q) > len(p) and q[: len(p)] == p for q in unique)]
-    return maximal or [()]
-
-
-def label_paths(encoded: dict[str, list[int]]) -> list[tuple[int, ...]]:
-    """The token paths to evaluate after the prompt: each label's tokens but its last (whose probability is
-    read from the row after them), reduced to the maximal ones."""
-    return maximal_paths([tuple(t[:-1]) for t in encoded.values()])
 
 
 def label_logprobs(cache: PrefixCache, prompt: list[int], encoded: dict[str, list[int]]) -> dict[str, float]:

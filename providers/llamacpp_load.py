@@ -20,7 +20,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from judgesdk.errors import PermanentError, UnavailableError
+from judgesdk.core.errors import PermanentError, UnavailableError
 
 from . import _llama_compat as compat
 

@@ -28,15 +28,11 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel
 
-from judgesdk.errors import CapabilityError
+from judgesdk.core.errors import CapabilityError
 
 from . import _llama_compat as compat
-
-
-ROW_GROUP = 4  # llama.cpp's CPU kernels take a batch's rows four at a time (see PrefixCache._decode_padded)
-PAD_TOKEN = 0  # what padding positions hold; never seen by a real row
-MIN_BATCH = 16  # the least n_batch that holds a whole row group and its padding (see PrefixCache.batch_step)
-CELL_ALIGN = 64  # a long state is saved at a multiple of this (see PrefixCache._save_live)
+from . import llamacpp_rules as rules
+from .llamacpp_rules import CELL_ALIGN, PAD_TOKEN, ROW_GROUP
 
 
 def common_prefix(a: np.ndarray | list[int], b: list[int]) -> int:
@@ -160,8 +156,8 @@ class PrefixCache:
     ``states`` bounds the saved-state LRU (0 entries: the live cache only); ``track_unique_tokens`` makes
     ``counters.unique_tokens`` count distinct token prefixes (it keeps a trie in memory)."""
 
-    RESTORE_MIN_GAIN = 16  # restore a saved state only when it reuses at least this many more tokens
-    SAVE_MIN_DISCARD = 32  # save the live state only when a switch would discard at least this many tokens
+    RESTORE_MIN_GAIN = rules.RESTORE_MIN_GAIN  # the rules the estimate replays too (providers/llamacpp_rules.py)
+    SAVE_MIN_DISCARD = rules.SAVE_MIN_DISCARD
 
     def __init__(self, *, reuse: bool, states: PrefixStates, track_unique_tokens: bool, kind: str) -> None:
         self.reuse = reuse

@@ -12,10 +12,8 @@ from __future__ import annotations
 import time
 from typing import Any, Literal
 
-from judgesdk.providers._sdk import PLACEHOLDER_KEY, chat_logprob_tokens, chat_usage, classify, field, is_default_host, key_for_host
-
-from judgesdk.errors import AuthError, CapabilityError, PermanentError, TransientError
-from judgesdk.provider import (
+from judgesdk.core.errors import AuthError, CapabilityError, PermanentError, TransientError
+from judgesdk.provider.protocol import (
     Capabilities,
     Choice,
     GenerateRequest,
@@ -26,7 +24,9 @@ from judgesdk.provider import (
     fold_prefill,
     runtime,
 )
-from judgesdk.registry import ProviderOptions, ProviderSettings, ProviderSpec
+from judgesdk.provider.registry import ProviderOptions, ProviderSettings, ProviderSpec
+
+from ._sdk import PLACEHOLDER_KEY, chat_logprob_tokens, chat_usage, classify, field, is_default_host, key_for_host
 
 try:
     import httpx
@@ -145,7 +145,7 @@ class OpenAIProvider:
         timeouts and typed errors) rather than ``chat.completions.create``: the body is plain JSON already,
         which ``create``'s per-call TypedDict transform leaves as it is while costing more CPU than the rest
         of a hosted judgement (``benchmarks/README.md``, "Hosted latency"); the answer is read as JSON, as a
-        Batch API line is, instead of being built into pydantic models. ``tests/test_provider_openai_wire.py``
+        Batch API line is, instead of being built into pydantic models. ``tests/providers/test_openai_wire.py``
         holds the transform to the identity on every body this adapter makes."""
         answer = await self._client.post(CHAT_PATH, body=self.chat_body(request), cast_to=httpx.Response)
         try:

@@ -1,4 +1,4 @@
-"""OpenAI's Batch API as a :class:`judgesdk.batch.BatchBackend` for an :class:`OpenAIProvider` (``api="chat"``).
+"""OpenAI's Batch API as a :class:`judgesdk.provider.layers.batch.BatchBackend` for an :class:`OpenAIProvider` (``api="chat"``).
 
 Wire flow (the official SDK's calls): upload a JSONL of ``{"custom_id", "method": "POST", "url":
 "/v1/chat/completions", "body"}`` lines with ``files.create(purpose="batch")``, ``batches.create(
@@ -14,11 +14,12 @@ import json
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
-from judgesdk.batch import BatchResult, BatchStatus
-from judgesdk.errors import CapabilityError, InputError
-from judgesdk.provider import GenerateRequest, GenerateResponse
-from judgesdk.providers._sdk import classify
-from judgesdk.providers.openai import OpenAIProvider, openai
+from judgesdk.core.errors import CapabilityError, InputError
+from judgesdk.provider.layers.batch import BatchResult, BatchStatus
+from judgesdk.provider.protocol import GenerateRequest, GenerateResponse
+
+from ._sdk import classify
+from .openai import OpenAIProvider, openai
 
 ENDPOINT = "/v1/chat/completions"
 TERMINAL = {"completed", "failed", "expired", "cancelled"}

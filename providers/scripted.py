@@ -15,8 +15,8 @@ from collections.abc import Callable, Mapping, Sequence
 
 from pydantic import BaseModel
 
-from judgesdk.errors import InputError
-from judgesdk.provider import (
+from judgesdk.core.errors import InputError
+from judgesdk.provider.protocol import (
     Capabilities,
     Choice,
     GenerateRequest,
@@ -26,7 +26,7 @@ from judgesdk.provider import (
     Usage,
     as_text,
 )
-from judgesdk.registry import Pricing, ProviderSpec
+from judgesdk.provider.registry import Pricing, ProviderSpec
 
 
 class ScriptedReply(BaseModel):

@@ -14,7 +14,7 @@ fixture                  scope     what it yields
 ``fault_proxy_factory``  function  ``make(upstream_url) -> FaultProxy`` for any loopback upstream,
                                    e.g. ``make(litellm_proxy.base_url)`` for the Anthropic SDK
 ``items``                function  ``Path`` of a JSONL file holding one good item (id, output, source),
-                                   for CLI tests whose hostile input is elsewhere (tests/_hostile.py)
+                                   for CLI tests whose hostile input is elsewhere (tests/support/hostile.py)
 =======================  ========  ================================================================
 
 Fixtures skip (with the reason) when a package they need is not installed, and fail when a
@@ -30,10 +30,10 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # `import servers` / `import fault_proxy`
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # `from support.servers import ...`: what the tests share
 
-from fault_proxy import FaultProxy  # noqa: E402
-from servers import LiteLLMProxy, LlamaServer, embedded_gguf_path, missing_modules  # noqa: E402
+from support.fault_proxy import FaultProxy  # noqa: E402
+from support.servers import LiteLLMProxy, LlamaServer, embedded_gguf_path, missing_modules  # noqa: E402
 
 # Loopback traffic must never go through an environment HTTP proxy.
 _no_proxy = [p for p in os.environ.get("NO_PROXY", os.environ.get("no_proxy", "")).split(",") if p]

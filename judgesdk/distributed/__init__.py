@@ -1,7 +1,7 @@
-"""Past one machine: judging on a Ray cluster (``pip install 'judgesdk[ray]'``).
+"""Floor 11. Past one machine: judging on a Ray cluster (``pip install 'judgesdk[ray]'``).
 
 * :func:`score_dataset` (:mod:`~judgesdk.distributed.engine`): a Ray Data ``map_batches`` over actors that
-  each build one :class:`~judgesdk.judge.Judge`, writing ``judgesdk score``'s rows with Ray's file writer
+  each build one :class:`~judgesdk.judging.judge.Judge`, writing ``judgesdk score``'s rows with Ray's file writer
   into a folder, each id exactly once, resumable (:mod:`~judgesdk.distributed.output` says how).
   ``judgesdk score --engine ray --address auto`` runs it from the command line.
 * :class:`~judgesdk.distributed.limiter.SharedLimiter`: one rate limiter actor per hosted account, shared
@@ -11,11 +11,14 @@
   own and the caches are merged afterwards.
 
 Nothing here imports Ray until a run starts: the names below load their module on first use.
+
+May import: every floor up to :mod:`judgesdk.judging` (:mod:`judgesdk.core`, :mod:`judgesdk.provider`,
+:mod:`judgesdk.records`, :mod:`judgesdk.judging`...).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any as _Any
 
 __all__ = ["RayRun", "SharedLimiter", "merge_caches", "score_dataset"]
 
@@ -27,7 +30,7 @@ _WHERE = {
 }
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> _Any:
     if name not in _WHERE:
         raise AttributeError(f"module 'judgesdk.distributed' has no attribute {name!r}")
     import importlib

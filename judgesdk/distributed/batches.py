@@ -1,4 +1,4 @@
-"""What runs inside a Ray actor: one :class:`~judgesdk.judge.Judge` per actor, called on batches of items.
+"""What runs inside a Ray actor: one :class:`~judgesdk.judging.judge.Judge` per actor, called on batches of items.
 
 Building the judge once per actor, not per batch, is what keeps a local model loaded and its KV prefix cache
 warm across batches, and a hosted client's connections open. The rows it returns are the rows ``judgesdk
@@ -13,13 +13,15 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from judgesdk.config import JudgeConfig, build_provider, detect_chain, load_config
-from judgesdk.distributed.limiter import SharedLimitProvider
-from judgesdk.errors import ConfigError, JudgeSDKError
-from judgesdk.judge import Judge
-from judgesdk.provider import Provider
-from judgesdk.records import Ask, ask_for, encode_row, item_ids, row_for
-from judgesdk.types import Criterion, JudgeItem
+from judgesdk.core.errors import ConfigError, JudgeSDKError
+from judgesdk.core.types import Criterion, JudgeItem
+from judgesdk.distributed.limiter import RayPermits
+from judgesdk.judging.judge import Judge
+from judgesdk.judging.judge_config import JudgeConfig, ask_for, detect_chain, load_config
+from judgesdk.judging.runner import Task, run
+from judgesdk.provider.protocol import Provider
+from judgesdk.provider.stack import Extras, bottom
+from judgesdk.records import Ask, encode_row, item_ids
 
 ITEM_COLUMNS = ("id", "output", "source", "context", "reference", "extra")  # the item rows the engine feeds in
 TEXTS = ("output", "source", "context", "reference")
@@ -97,9 +99,10 @@ class JudgeBatches:
                 f"this worker's configuration asks {self.ask.key}, the driver's {ask}: a JUDGESDK_* variable set "
                 "on this node changes answers (method, model...); set the same on every node"
             )
-        chain = list(adapters) if adapters else [_builder(p) for p in loaded.providers or detect_chain(os.environ)]
+        chain: list[Any] = list(adapters) if adapters else [_builder(p) for p in loaded.providers or detect_chain(os.environ)]
         shared = [*(limiters or ()), *[None] * (len(chain) - len(limiters or ()))]
-        self.judge = Judge.from_config(loaded, adapters=[_limited(build, limiter) for build, limiter in zip(chain, shared)])
+        extras = [Extras(shared_limit=None if limiter is None else RayPermits(limiter)) for limiter in shared]
+        self.judge = Judge.from_config(loaded, adapters=chain, extras=extras)
         self.judge.check_providers()
 
     def __call__(self, batch: Mapping[str, Any]) -> dict[str, list[str]]:
@@ -107,25 +110,13 @@ class JudgeBatches:
             raise self.broken
         count = len(batch["id"])
         items = [JudgeItem(**{name: _text(_plain(batch[name][n])) for name in (*TEXTS, "id")}) for n in range(count)]
-        results = self.judge.score_many(items, criterion=self.criteria)
-        rows = [
-            row_for(result, str(item.id), self.ask, json.loads(_plain(batch["extra"][n])))
-            for n, (item, result) in enumerate(zip(items, results))
-        ]
-        return {"id": [str(item.id) for item in items], "row": [encode_row(row).decode("utf-8").rstrip("\n") for row in rows]}
+        extras = [json.loads(_plain(batch["extra"][n])) for n in range(count)]
+        outcome = run(self.judge, [Task(self.criteria, list(zip(items, extras)), self.ask)], None)  # the one runner
+        rows = outcome.rows  # one per item (a failure is its item's error row), in finishing order
+        return {"id": [str(row["id"]) for row in rows], "row": [encode_row(row).decode("utf-8").rstrip("\n") for row in rows]}
 
 
 def _builder(provider_config: Any) -> Callable[[], Provider]:
     """The configured adapter; its own RPM/TPM buckets are dropped when a shared limiter takes them over
     (:func:`judgesdk.distributed.engine.score_dataset` passes the stripped config)."""
-    return lambda: build_provider(provider_config)
-
-
-def _limited(build: Callable[[], Provider], limiter: Any) -> Callable[[], Provider]:
-    if limiter is None:
-        return build
-
-    def make() -> Provider:
-        return SharedLimitProvider(build(), limiter)
-
-    return make
+    return lambda: bottom(provider_config)

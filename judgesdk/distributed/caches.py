@@ -1,6 +1,6 @@
 """Merge response caches: one SQLite cache per node during a run, one cache after it.
 
-The cache (:mod:`judgesdk.cache`) is a diskcache SQLite database: many processes of one node may share it,
+The cache (:mod:`judgesdk.provider.layers.cache`) is a diskcache SQLite database: many processes of one node may share it,
 but SQLite's locks are unsafe on a network filesystem, so a cluster keeps one cache per node (each node's
 default folder, or ``JUDGESDK_CACHE_DIR``). Keys hash the provider and the full request, so the same key in
 two caches is the same question: the destination's entry is kept and the source's skipped. Expiry times and
@@ -16,8 +16,8 @@ from pathlib import Path
 import diskcache
 from pydantic import BaseModel
 
-from judgesdk.cache import open_cache
-from judgesdk.errors import InputError
+from judgesdk.core.errors import InputError
+from judgesdk.provider.layers.cache import open_cache
 
 
 class MergeReport(BaseModel):

@@ -1,6 +1,6 @@
 """One rate limiter for a whole Ray job, because hosted limits are per account, not per actor.
 
-Each judging actor holding its own :class:`~judgesdk.ratelimit.RateLimitedProvider` would send N actors
+Each judging actor holding its own :class:`~judgesdk.provider.layers.ratelimit.RateLimitedProvider` would send N actors
 times the configured RPM and TPM. Here one Ray actor, :class:`SharedLimiter`, holds the account's limiter,
 and every judging actor asks it for a permit before each call and reports back after it.
 
@@ -18,9 +18,11 @@ import contextvars
 import itertools
 from typing import Any
 
-from judgesdk.errors import ProviderError, RateLimitError
-from judgesdk.provider import Capabilities, GenerateRequest, GenerateResponse, Provider, Usage, WrapperProvider
-from judgesdk.ratelimit import RateLimitConfig, RateLimitedProvider
+from judgesdk.core.errors import ProviderError, RateLimitError
+from judgesdk.core.types import Usage
+from judgesdk.provider.layers.ratelimit import RateLimitConfig
+from judgesdk.provider.protocol import Capabilities, GenerateRequest, GenerateResponse
+from judgesdk.provider.stack import limited
 
 LEASE_S = 900.0  # longer than any one call: a permit held longer belongs to a caller that died
 _TICKET: contextvars.ContextVar[int] = contextvars.ContextVar("judgesdk_permit")
@@ -60,7 +62,7 @@ class SharedLimiter:
 
     def __init__(self, config: RateLimitConfig, lease_s: float = LEASE_S) -> None:
         self._permits = _Permits(lease_s)
-        self._limiter = RateLimitedProvider(self._permits, config)  # type: ignore[arg-type]
+        self._limiter = limited(self._permits, config)  # type: ignore[arg-type]
         self._tickets = itertools.count()
         self._holders: set[asyncio.Task[None]] = set()
 
@@ -97,7 +99,7 @@ class SharedLimiter:
             entry[1].set_result(GenerateResponse(usage=Usage.model_validate(usage)))
 
     def stats(self) -> dict[str, Any]:
-        """The limiter's :class:`~judgesdk.ratelimit.RateLimitStats`, for the run's report and tests."""
+        """The limiter's :class:`~judgesdk.provider.layers.ratelimit.RateLimitStats`, for the run's report and tests."""
         return self._limiter.stats.model_dump()
 
 
@@ -108,23 +110,15 @@ def start_limiter(config: RateLimitConfig, lease_s: float = LEASE_S) -> Any:
     return ray.remote(SharedLimiter).options(num_cpus=0, max_concurrency=10_000).remote(config, lease_s)
 
 
-class SharedLimitProvider(WrapperProvider):
-    """``inner`` under a :class:`SharedLimiter` actor: every attempt waits for a permit and reports back."""
+class RayPermits:
+    """A :class:`SharedLimiter` actor as the stack's shared-limit layer asks it
+    (:class:`~judgesdk.provider.layers.ratelimit.PermitSource`): Ray's ``.remote`` calls behind plain methods."""
 
-    def __init__(self, inner: Provider, limiter: Any) -> None:
-        super().__init__(inner)
-        self.limiter = limiter
+    def __init__(self, actor: Any) -> None:
+        self.actor = actor
 
-    async def generate(self, request: GenerateRequest) -> GenerateResponse:
-        ticket = await self.limiter.acquire.remote(request, self.inner.capabilities.multiple_samples)
-        usage: dict[str, Any] | None = None
-        rate_limited, retry_after = False, None
-        try:
-            response = await self.inner.generate(request)
-            usage = response.usage.model_dump()
-            return response
-        except RateLimitError as exc:
-            rate_limited, retry_after = True, exc.retry_after
-            raise
-        finally:  # never awaited: the answer is not held up by the report
-            self.limiter.release.remote(ticket, usage, rate_limited, retry_after)
+    async def acquire(self, request: GenerateRequest, multiple_samples: bool) -> int:
+        return int(await self.actor.acquire.remote(request, multiple_samples))
+
+    def release(self, ticket: int, usage: dict[str, Any] | None, rate_limited: bool = False, retry_after: float | None = None) -> None:
+        self.actor.release.remote(ticket, usage, rate_limited, retry_after)  # never awaited: the answer is not held up

@@ -20,9 +20,9 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, Field, ValidationError
 
-from judgesdk.errors import ConfigError, InputError
+from judgesdk.core.errors import ConfigError, InputError
 from judgesdk.fused.domains import DOMAINS, Envelope
-from judgesdk.provider import Provider, identity_of, unwrap
+from judgesdk.provider.protocol import Provider, identity_of, unwrap
 
 FORMAT = "judgesdk.fused/2"
 # Format 1 (the first fits) had no domain, no envelope and one interval per criterion; it is still read (as a
@@ -232,14 +232,14 @@ def file_sha256(path: str | Path) -> str:
 
 @functools.cache
 def _bundled() -> tuple[FusedModelFile, ...]:
-    root = resources.files("judgesdk.fused_data")
+    root = resources.files("judgesdk.fused.data")
     fits = [load(Path(str(p))) for p in sorted(root.iterdir(), key=lambda p: p.name) if p.name.endswith(".json")]
     order = list(DOMAINS)
     return tuple(sorted(fits, key=lambda f: order.index(f.domain)))
 
 
 def bundled() -> list[FusedModelFile]:
-    """The fits shipped with the package (``judgesdk/fused_data/*.json``), in :data:`DOMAINS` order (read once:
+    """The fits shipped with the package (``judgesdk/fused/data/*.json``), in :data:`DOMAINS` order (read once:
     ``auto`` asks for them per item)."""
     return list(_bundled())
 

@@ -1,4 +1,4 @@
-"""Release gates on judge scores: named checks, one verdict, one exit code, several renderings.
+"""Floor 11. Release gates on judge scores: named checks, one verdict, one exit code, several renderings.
 
 A gate config (``gate.toml``, :class:`GateConfig`) names the judge config, the items to judge (or a
 previous run's results), the criteria and the gates. Running it has two steps:
@@ -21,7 +21,7 @@ JSON outputs are renderings of that same object, so a printed "FAIL" can never e
   purpose: a quality verdict from an unreliable judge or an incomplete run is not evidence;
 * 3 (from the CLI, before any verdict exists) a usage or configuration error.
 
-Thresholds are on the human scale when a criterion names a calibration (:mod:`judgesdk.calibration`):
+Thresholds are on the human scale when a criterion names a calibration (:mod:`judgesdk.meta.calibration`):
 scores, the per-item threshold, the CI and the baseline comparison all use calibrated scores.
 
 Statistics (seeded, so a verdict is reproducible): the CI gate is a percentile bootstrap of the mean
@@ -29,25 +29,25 @@ that resamples items with replacement; the regression gate pairs items by id wit
 and runs a one-sided sign-flip permutation test on the paired differences shifted by the allowed
 drop delta (H0: mean change >= -delta); it fails when that is rejected at ``alpha``.
 (:mod:`judgesdk.meta.bootstrap` resamples *correlations* over documents, a different statistic, so
-the two small resamplers for a mean live in :mod:`judgesdk.gate.stats`.)
+the two small resamplers for a mean live in :mod:`judgesdk.stats.resampling`.)
 
 Corrected gates: with human labels for a random slice of the run (``labels`` on a criterion),
 ``ppi_ci_lower`` holds the lower bound of the PPI++ interval of the mean *human* score to a threshold,
 ``corrected_pass_rate`` the lower bound of the corrected human pass rate (PPI++ on the pass indicators;
 or Rogan–Gladen, refused, so inconclusive, when the judge's sensitivity + specificity is too close to 1),
 and ``ppi_regression`` compares this run's corrected mean with the baseline run's, each from its own
-slice (``baseline_labels``); formulas in :mod:`judgesdk.gate.ppi`, the slice (drawing, reading, planning
+slice (``baseline_labels``); formulas in :mod:`judgesdk.stats.ppi`, the slice (drawing, reading, planning
 its size) in :mod:`judgesdk.gate.slice`.
 
 One idea per module; this package re-exports the public names, so ``from judgesdk.gate import X``
 is the import to use:
 
-* :mod:`judgesdk.gate.config`: the gate file: :class:`CriterionSpec`, one model per gate kind,
+* :mod:`judgesdk.gate.gate_config`: the gate file: :class:`CriterionSpec`, one model per gate kind,
   :class:`GateConfig`, :func:`load_gate_config`;
 * :mod:`judgesdk.gate.run`: the impure step: :class:`CriterionRun`, :class:`GateRun`,
-  :func:`collect`, reading result lines back (:func:`result_from_record`, :func:`read_records`);
-* :mod:`judgesdk.gate.stats`: the seeded resamplers :func:`bootstrap_mean_ci` and :func:`sign_flip_p`;
-* :mod:`judgesdk.gate.ppi`: corrected estimates from a human slice: :func:`ppi_mean` (PPI++),
+  :func:`collect`, reading result rows back through :func:`judgesdk.records.read_results`;
+* :mod:`judgesdk.stats.resampling`: the seeded resamplers :func:`bootstrap_mean_ci` and :func:`sign_flip_p`;
+* :mod:`judgesdk.stats.ppi`: corrected estimates from a human slice: :func:`ppi_mean` (PPI++),
   :func:`rogan_gladen`;
 * :mod:`judgesdk.gate.slice`: the slice: :func:`draw_slice`, :func:`read_labels`, :func:`join_slice`,
   :func:`plan_labels`;
@@ -55,13 +55,16 @@ is the import to use:
   exit codes;
 * :mod:`judgesdk.gate.checks`: the pure step: each gate kind's check, :func:`decide`,
   :func:`evaluate_gates`;
-* :mod:`judgesdk.gate.report`: the text, JSON, JUnit XML and Markdown renderings, :func:`write_reports`.
+* :mod:`judgesdk.gate.render`: the text, JSON, JUnit XML and Markdown renderings, :func:`write_reports`.
+
+May import: every floor up to :mod:`judgesdk.forecast` and :mod:`judgesdk.jury` (:mod:`judgesdk.judging`,
+:mod:`judgesdk.meta`, :mod:`judgesdk.records`, :mod:`judgesdk.stats`...).
 """
 
 from __future__ import annotations
 
 from judgesdk.gate.checks import decide, evaluate_gates
-from judgesdk.gate.config import (
+from judgesdk.gate.gate_config import (
     CILowerGate,
     CorrectedPassRateGate,
     CoverageGate,
@@ -77,7 +80,7 @@ from judgesdk.gate.config import (
     ReviewGate,
     load_gate_config,
 )
-from judgesdk.gate.report import (
+from judgesdk.gate.render import (
     render_json,
     render_junit,
     render_markdown,
@@ -88,12 +91,8 @@ from judgesdk.gate.run import (
     CriterionRun,
     GateRun,
     collect,
-    read_records,
-    result_from_record,
 )
-from judgesdk.gate.ppi import Interval, PassRateRefusal, PPIMean, RoganGladen, ppi_mean, rogan_gladen
-from judgesdk.gate.slice import HumanLabels, LabelPlan, Slice, draw_slice, join_slice, plan_labels, read_labels
-from judgesdk.gate.stats import bootstrap_mean_ci, sign_flip_p
+from judgesdk.gate.slice import LabelPlan, Slice, draw_slice, join_slice, plan_labels
 from judgesdk.gate.verdict import (
     EXIT_CODES,
     GateKind,
@@ -103,6 +102,9 @@ from judgesdk.gate.verdict import (
     Verdict,
     verdict_status,
 )
+from judgesdk.records.labels import HumanLabels, read_labels
+from judgesdk.stats.ppi import Interval, PassRateRefusal, PPIMean, RoganGladen, ppi_mean, rogan_gladen
+from judgesdk.stats.resampling import bootstrap_mean_ci, sign_flip_p
 
 __all__ = [
     "EXIT_CODES",
@@ -143,12 +145,10 @@ __all__ = [
     "plan_labels",
     "ppi_mean",
     "read_labels",
-    "read_records",
     "render_json",
     "render_junit",
     "render_markdown",
     "render_text",
-    "result_from_record",
     "rogan_gladen",
     "sign_flip_p",
     "verdict_status",

@@ -8,7 +8,7 @@ names a calibration, so thresholds, the CI and the baseline comparison all use c
 criteria's human-label files (:func:`~judgesdk.gate.slice.read_labels`), then :func:`decide`.
 
 The corrected kinds (``ppi_ci_lower``, ``corrected_pass_rate``) pair a random human-labelled slice of
-the run with the judge's scores (:mod:`judgesdk.gate.ppi`); their message and ``details`` give the
+the run with the judge's scores (:mod:`judgesdk.stats.ppi`); their message and ``details`` give the
 judge-only, human-only and corrected intervals side by side.
 """
 
@@ -20,13 +20,12 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
-from scipy import stats
 from pydantic import BaseModel
 
-from judgesdk.calibration import Calibration
-from judgesdk.errors import InputError
-from judgesdk.budget import BudgetState
-from judgesdk.gate.config import (
+from judgesdk.core.errors import InputError
+from judgesdk.core.provenance import record_of
+from judgesdk.core.types import JudgeResult, method_family
+from judgesdk.gate.gate_config import (
     CILowerGate,
     CorrectedPassRateGate,
     CoverageGate,
@@ -40,13 +39,24 @@ from judgesdk.gate.config import (
     ReviewGate,
 )
 from judgesdk.gate.run import CriterionRun, GateRun, collect
-from judgesdk.gate.ppi import Interval, PassRateRefusal, PPIMean, PPIMethod, ppi_mean, proportion_interval, rogan_gladen
-from judgesdk.gate.slice import HumanLabels, Slice, join_slice, read_labels
-from judgesdk.gate.stats import bootstrap_mean_ci, sign_flip_p
+from judgesdk.gate.slice import Slice, join_slice
 from judgesdk.gate.verdict import GateKind, GateResult, Outcome, Verdict
+from judgesdk.meta.calibration import Calibration
 from judgesdk.meta.reliability import ItemSignals, review_flags
-from judgesdk.provenance import record_of
-from judgesdk.types import JudgeResult, method_family
+from judgesdk.provider.layers.budget import BudgetState
+from judgesdk.records.labels import HumanLabels, read_labels
+from judgesdk.stats.ppi import (
+    Interval,
+    PassRateRefusal,
+    PPIMean,
+    PPIMethod,
+    ppi_difference,
+    ppi_drop_p,
+    ppi_mean,
+    proportion_interval,
+    rogan_gladen,
+)  # fmt: skip
+from judgesdk.stats.resampling import bootstrap_mean_ci, sign_flip_p
 
 
 def _values(results: Sequence[JudgeResult], calibration: Calibration | None) -> dict[str, float]:
@@ -82,13 +92,15 @@ def _check_mean(gate: MeanGate, run: CriterionRun) -> GateResult:
 
 
 def _check_pass_rate(gate: PassRateGate, run: CriterionRun) -> GateResult:
-    values = list(_values(run.results, run.calibration).values())
+    scored = _values(run.results, run.calibration)
+    values = list(scored.values())
     if not values:
         return _undetermined(gate, "quality", "no scored items")
     passing = sum(v >= gate.item_min for v in values)
     share = passing / len(values)
     message = f"{passing} of {len(values)} items scored >= {gate.item_min:g}{_scale_note(run)}"
-    return _result(gate, "quality", share >= gate.min, share, gate.min, message, n=len(values), passing=passing)
+    below = [item for item, v in scored.items() if v < gate.item_min]  # the items that failed it (judgesdk view lists them)
+    return _result(gate, "quality", share >= gate.min, share, gate.min, message, n=len(values), passing=passing, item_min=gate.item_min, below=below)
 
 
 def _check_ci(gate: CILowerGate, run: CriterionRun) -> GateResult:
@@ -197,16 +209,38 @@ def _sides(**intervals: Interval) -> dict[str, dict[str, Any]]:
 
 
 class _Labels(NamedTuple):
-    """A criterion's human-labelled slices: of this run, and of the baseline run (``ppi_regression``)."""
+    """A criterion's human-labelled slices: of this run, and of the baseline run (``ppi_regression``); whether
+    its scale is open (labels may lie outside it)."""
 
     run: HumanLabels | None
     baseline: HumanLabels | None
+    open_scale: bool = False
 
 
-def _slice(gate: PPICILowerGate | CorrectedPassRateGate | PPIRegressionGate, run: CriterionRun, labels: HumanLabels | None) -> Slice | GateResult:
-    """The labelled slice joined to this run's (calibrated) scores, or the undetermined result saying why not."""
+def _on_scale(labels: HumanLabels, run: CriterionRun) -> None:
+    """InputError naming the first label outside the criterion's scale (a typo such as 7 on 1-5 would move the
+    corrected mean and push its interval past the scale's end)."""
+    values = run.criterion.scale.values
+    low, high = min(values), max(values)
+    outside = [(i, v) for i, v in labels.values.items() if not low <= v <= high]
+    if outside:
+        item, value = outside[0]
+        more = f" (and {len(outside) - 1} more)" if len(outside) > 1 else ""
+        raise InputError(
+            f"{labels.path}: item {item!r} has label {value:g}, outside the scale {low:g}-{high:g} of criterion {run.criterion.name!r}{more}; "
+            "correct the label, or set open_scale = true on the [[criteria]] entry if labels may lie outside the scale"
+        )
+
+
+def _slice(
+    gate: PPICILowerGate | CorrectedPassRateGate | PPIRegressionGate, run: CriterionRun, labels: HumanLabels | None, open_scale: bool = False
+) -> Slice | GateResult:
+    """The labelled slice joined to this run's (calibrated) scores, or the undetermined result saying why not;
+    an InputError for a label off the criterion's scale unless the scale is open."""
     if labels is None:
         return _undetermined(gate, "quality", f"no human labels were given for criterion {gate.criterion!r} (labels = ... in its [[criteria]] entry)")
+    if not open_scale:
+        _on_scale(labels, run)
     scored = _values(run.results, run.calibration)
     joined = join_slice(labels, scored, run.expected, min_labels=gate.min_labels)
     if len(joined.ids) < gate.min_labels:
@@ -219,7 +253,8 @@ def _slice(gate: PPICILowerGate | CorrectedPassRateGate | PPIRegressionGate, run
 
 
 def _ppi(joined: Slice, run: CriterionRun, method: PPIMethod, confidence: float) -> tuple[PPIMean, str]:
-    """PPI++ on a joined slice, bounded by the criterion's scale unless a label lies outside it (then a note says so)."""
+    """PPI++ on a joined slice, bounded by the criterion's scale unless a label lies outside it (an open scale; a
+    note says so)."""
     values = run.criterion.scale.values
     bounds = (min(values), max(values))
     outside = [v for v in joined.human if not bounds[0] <= v <= bounds[1]]
@@ -232,7 +267,7 @@ def _ppi(joined: Slice, run: CriterionRun, method: PPIMethod, confidence: float)
 
 
 def _check_ppi(gate: PPICILowerGate, run: CriterionRun, labels: _Labels) -> GateResult:
-    joined = _slice(gate, run, labels.run)
+    joined = _slice(gate, run, labels.run, labels.open_scale)
     if isinstance(joined, GateResult):
         return joined
     est, unbounded = _ppi(joined, run, gate.method, gate.confidence)
@@ -261,7 +296,7 @@ def _ppi_result(gate: PPICILowerGate | CorrectedPassRateGate, est: PPIMean, judg
 
 
 def _check_corrected_pass_rate(gate: CorrectedPassRateGate, run: CriterionRun, labels: _Labels) -> GateResult:
-    joined = _slice(gate, run, labels.run)
+    joined = _slice(gate, run, labels.run, labels.open_scale)
     if isinstance(joined, GateResult):
         return joined
     judge_min = gate.item_min if gate.judge_item_min is None else gate.judge_item_min
@@ -300,12 +335,12 @@ def _check_ppi_regression(gate: PPIRegressionGate, run: CriterionRun, labels: _L
         return _undetermined(gate, "quality", "no baseline run was read")
     if labels.baseline is None:
         return _undetermined(gate, "quality", f"no human labels of the baseline run for criterion {gate.criterion!r} (baseline_labels = ... in its [[criteria]] entry)")
-    joined = _slice(gate, run, labels.run)
+    joined = _slice(gate, run, labels.run, labels.open_scale)
     if isinstance(joined, GateResult):
         return joined
     base_run = run.model_copy(update={"results": run.baseline, "expected": [r.item_id for r in run.baseline], "baseline": None})
     try:
-        base_joined = _slice(gate, base_run, labels.baseline)
+        base_joined = _slice(gate, base_run, labels.baseline, labels.open_scale)
     except InputError as exc:  # its words say "this run": here that run is the baseline
         raise InputError(f"baseline run: {exc}") from None
     if isinstance(base_joined, GateResult):
@@ -314,17 +349,12 @@ def _check_ppi_regression(gate: PPIRegressionGate, run: CriterionRun, labels: _L
     old, old_note = _ppi(base_joined, base_run, gate.method, 1 - gate.alpha)
     change = new.corrected.estimate - old.corrected.estimate
     se = math.hypot(new.se, old.se)
-    dof = min(new.n_labelled, old.n_labelled) - 1
-    dist = stats.t(dof) if gate.method == "cross-fit" else stats.norm()
-    if se > 0:
-        p = float(dist.cdf((change + gate.max_drop) / se))
-    else:  # every label of both slices equal and no judge weight: the difference is what it is
-        p = 0.0 if change + gate.max_drop < 0 else 1.0
+    p = ppi_drop_p(new, old, gate.max_drop)  # MOVER: each run's own interval carried into the difference
     significant = p < gate.alpha
-    half = float(dist.ppf(1 - gate.alpha / 2)) * se
+    diff = ppi_difference(new, old, 1 - gate.alpha)
     message = (
         f"corrected mean human score {new.corrected.estimate:.3f} vs baseline {old.corrected.estimate:.3f} ({change:+.3f}, "
-        f"{1 - gate.alpha:.0%} CI [{change - half:+.3f}, {change + half:+.3f}]; each run's own slice of {new.n_labelled} and "
+        f"{1 - gate.alpha:.0%} CI [{diff.low:+.3f}, {diff.high:+.3f}]; each run's own slice of {new.n_labelled} and "
         f"{old.n_labelled} labels, PPI++ {gate.method}); a drop beyond {gate.max_drop:g} is "
         f"{'significant' if significant else 'not significant'} (p = {p:.4f} {'<' if significant else '>='} alpha {gate.alpha:g}, "
         f"one-sided){_scale_note(run)}{new_note}{old_note and ' (baseline)' + old_note}"
@@ -449,8 +479,11 @@ def decide(
     if run.budget is not None:
         gates.append(_budget(run.budget))
     labels, baseline_labels = labels or {}, baseline_labels or {}
+    open_scale = {spec.name: spec.open_scale for spec in config.criteria}
     gates += [
-        _LABELLED_CHECKS[gate.kind](gate, run.criteria[gate.criterion], _Labels(labels.get(gate.criterion), baseline_labels.get(gate.criterion)))
+        _LABELLED_CHECKS[gate.kind](
+            gate, run.criteria[gate.criterion], _Labels(labels.get(gate.criterion), baseline_labels.get(gate.criterion), open_scale[gate.criterion])
+        )
         if gate.kind in _LABELLED_CHECKS
         else _CHECKS[gate.kind](gate, run.criteria[gate.criterion])
         for gate in config.gates

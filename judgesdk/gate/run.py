@@ -3,7 +3,8 @@
 :func:`collect` judges ``config.input`` (results appended to a JSONL as they finish, so a re-run
 resumes and a budget stop keeps what finished) or reads a previous run's results, reads the baseline
 and the calibrations, and returns a :class:`GateRun`: everything :func:`judgesdk.gate.decide` needs,
-so deciding stays pure. Result lines are read back into :class:`~judgesdk.types.JudgeResult` here.
+so deciding stays pure. Result rows are read with :func:`judgesdk.records.read_results` and turned back into
+:class:`~judgesdk.core.types.JudgeResult` by :func:`judgesdk.records.to_result`.
 """
 
 from __future__ import annotations
@@ -13,18 +14,19 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field
 
-from judgesdk.calibration import Calibration
-from judgesdk.budget import BudgetMeter, BudgetState
-from judgesdk.config import load_config
-from judgesdk.cost import CostReport, summarize_usage
-from judgesdk.errors import ConfigError, InputError
-from judgesdk.forecast import Forecast, forecast
-from judgesdk.gate.config import BASELINE_KINDS, GateConfig
-from judgesdk.records import Ask, Ledger, ask_for, asks_in, is_final, latest, read_items, read_rows, row_for
-from judgesdk.runners import budgeted_judge, score_within_budget
-from judgesdk.types import Criterion, JudgeResult, LabelDistribution, Scale
+from judgesdk.core.errors import ConfigError, InputError
+from judgesdk.core.types import Criterion, JudgeResult
+from judgesdk.forecast.job import Forecast, forecast
+from judgesdk.gate.gate_config import BASELINE_KINDS, GateConfig
+from judgesdk.judging.judge_config import ask_for, load_config
+from judgesdk.judging.runner import Task, pending, run
+from judgesdk.judging.runners import budgeted_judge
+from judgesdk.meta.calibration import Calibration
+from judgesdk.provider.layers.budget import BudgetMeter, BudgetState
+from judgesdk.provider.pricing import CostReport, summarize_usage
+from judgesdk.records import Ask, Ledger, asks_in, is_final, latest, read_items, read_results, to_result
 
 
 class CriterionRun(BaseModel):
@@ -45,50 +47,6 @@ class GateRun(BaseModel):
     notes: list[str] = Field(default_factory=list)
 
 
-def result_from_record(record: Mapping[str, Any], scale: Scale, criterion: str) -> JudgeResult:
-    """A result line (``judgesdk score -o``, :func:`judgesdk.records.result_line`) back into a JudgeResult.
-
-    The distribution summary is rebuilt on ``scale`` (or on its own numeric labels), so review flags
-    and coverage read the same from a fresh run and from a file. Lines with only ``id`` and ``score``
-    are accepted (status ``ok``, or ``unparsed`` when the score is null).
-    """
-    data = {k: v for k, v in record.items() if k != "distribution"}
-    data.setdefault("status", "ok" if data.get("score") is not None else "unparsed")
-    data.setdefault("method", "unknown")
-    data.setdefault("criterion", criterion)
-    data["item_id"] = str(record.get("id", data.get("item_id")))
-    data["distribution"] = _distribution(record.get("distribution"), scale)
-    return JudgeResult.model_validate(data)
-
-
-def _distribution(summary: Any, scale: Scale) -> LabelDistribution | None:
-    if not isinstance(summary, Mapping) or not isinstance(summary.get("probs"), Mapping) or len(summary["probs"]) < 2:
-        return None
-    labels = tuple(str(k) for k in summary["probs"])
-    if set(labels) == set(scale.labels):
-        own = scale
-    else:
-        try:
-            own = Scale(labels=labels, values=tuple(float(label) for label in labels))
-        except ValueError:
-            own = Scale(labels=labels, values=scale.values if len(scale.values) == len(labels) else tuple(map(float, range(len(labels)))))
-    method = summary.get("method") if summary.get("method") in ("exact", "logprobs", "sampling", "parsed") else "parsed"
-    return LabelDistribution(
-        scale=own, probs=tuple(float(summary["probs"][label]) for label in own.labels), method=method,
-        coverage=summary.get("coverage"), low_coverage=bool(summary.get("low_coverage", False)),
-        n_samples=summary.get("n_samples"), n_unparsed=summary.get("n_unparsed"), stderr=summary.get("stderr"),
-    )  # fmt: skip
-
-
-def read_records(path: Path) -> tuple[list[dict[str, Any]], int]:
-    """Result lines of a JSONL file and how many unreadable lines were skipped (:func:`judgesdk.records.read_rows`).
-
-    A line cut by a crash is skipped, so a re-run judges its item again; the verdict notes the skip. A
-    file with no readable line at all, or a line that is JSON but not a result, is an InputError.
-    """
-    return read_rows(path)
-
-
 def _results_for(
     records: Sequence[Mapping[str, Any]], criterion: Criterion, path: Path | str, ids: set[str] | None = None, ask: Ask | None = None
 ) -> list[JudgeResult]:
@@ -99,9 +57,9 @@ def _results_for(
         if ids is not None and item_id not in ids:
             continue
         try:
-            found.append(result_from_record(record, criterion.scale, criterion.name))
-        except (ValidationError, InputError) as exc:
-            raise InputError(f"{path}: result {record['id']!r} cannot be read: {exc}") from exc
+            found.append(to_result(record, criterion.scale, criterion.name, where=f"{path}: result {record['id']!r}"))
+        except InputError as exc:
+            raise InputError(str(exc)) from None
     return found
 
 
@@ -137,7 +95,8 @@ def collect(
         where = results or config.results
         if where is None:
             raise ConfigError("nothing to gate: set input (items to judge) or results (a previous run) in the gate config, or pass --results")
-        records, skipped = read_records(where)
+        read = read_results(where)
+        records, skipped = read.raw, read.skipped
         source = f"results read from {where}"
     else:
         records, expected, budget_state, skipped, asks = _judge(config, criteria, providers)
@@ -147,7 +106,8 @@ def collect(
         notes.append(f"{where}: {skipped} unreadable line(s) skipped (cut by an interrupted run?)")
     base_records = None
     if baseline_path is not None:
-        base_records, base_skipped = read_records(baseline_path)
+        base = read_results(baseline_path)
+        base_records, base_skipped = base.raw, base.skipped
         if base_skipped:
             notes.append(f"baseline {baseline_path}: {base_skipped} unreadable line(s) skipped")
     runs: dict[str, CriterionRun] = {}
@@ -181,37 +141,34 @@ def _judge(
     asks = {name: ask_for(judge_config, crit) for name, crit in criteria.items()}
     meter = BudgetMeter(config.budget) if config.budget is not None else None
     judge = budgeted_judge(judge_config, meter, providers)  # providers are built on first use: nothing to close yet
-    ledger = Ledger.open(config.results, create_parents=True) if config.results is not None else None
+    try:
+        ledger = Ledger.open(config.results, create_parents=True) if config.results is not None else None
+    except BaseException:
+        judge.close()
+        raise
     existing, skipped = (list(ledger.rows), ledger.skipped) if ledger is not None else ([], 0)
     try:
-        jobs = []
+        tasks = []
         for name, crit in criteria.items():
-            done = ledger.final_ids(asks[name]) if ledger is not None else set()
-            jobs.append((crit, [(item, extra) for item, extra in items if item.id not in done]))
-        fresh: list[dict[str, Any]] = []
-        todo = {crit.name: pairs for crit, pairs in jobs}
-        by_name = {crit.name: name for name, crit in criteria.items()}
-
-        def on_result(crit: Criterion, index: int, result: JudgeResult) -> None:
-            item, extra = todo[crit.name][index]
-            record = row_for(result, item.id or "", asks[by_name[crit.name]], extra)
-            fresh.append(record)
-            if ledger is not None:
-                ledger.write(record)
-
-        for crit, pairs in jobs:
-            print(f"judgesdk gate: judging {len(pairs)} items on {crit.name} ({len(items) - len(pairs)} already in the results)", file=sys.stderr)
-        score_within_budget(judge, [(crit, [item for item, _ in pairs]) for crit, pairs in jobs], on_result)
+            task, _ = pending(Task(crit, items, asks[name]), ledger)
+            tasks.append(task)
+            print(f"judgesdk gate: judging {len(task.items)} items on {crit.name} ({len(items) - len(task.items)} already in the results)", file=sys.stderr)
+        outcome = run(judge, tasks, ledger)
     finally:
-        if ledger is not None:
-            ledger.close()
+        try:
+            if ledger is not None:
+                ledger.close()
+        finally:
+            judge.close()
+    if outcome.interrupted:
+        raise outcome.interruption(config.results)
     expected = [item.id or "" for item, _ in items]
-    return existing + fresh, expected, None if meter is None else meter.state(), skipped, asks
+    return existing + outcome.rows, expected, None if meter is None else meter.state(), skipped, asks
 
 
 def estimate(config: GateConfig, *, results: Path | None = None, providers: Sequence[Any] | None = None) -> Forecast:
     """What judging the gate's input would ask of each provider (``judgesdk gate --estimate``), without a model
-    call (:mod:`judgesdk.forecast`): each criterion as its own job over the items whose row for it is not
+    call (:mod:`judgesdk.forecast.job`): each criterion as its own job over the items whose row for it is not
     final in the results file, as :func:`collect` judges them; with the budget's cap beside it."""
     if results is not None or config.input is None:
         raise InputError(
@@ -221,10 +178,10 @@ def estimate(config: GateConfig, *, results: Path | None = None, providers: Sequ
     criteria = [spec.criterion() for spec in config.criteria]
     items = read_items(config.input)
     judge_config = load_config(config.judge)
-    rows = read_rows(config.results)[0] if config.results is not None and config.results.is_file() else []
+    earlier = read_results(config.results) if config.results is not None and config.results.exists() else None
     jobs = []
     for crit in criteria:
-        done = {key for key, row in latest(rows, ask_for(judge_config, crit)).items() if is_final(row)}
+        done = {key for key, row in earlier.latest(ask_for(judge_config, crit)).items() if is_final(row.model_dump())} if earlier else set()
         jobs.append((crit, [item for item, _ in items if (item.id or "") not in done]))
     found = forecast(judge_config, jobs, adapters=providers, prices=config.budget.prices if config.budget else None)
     if config.budget is not None:

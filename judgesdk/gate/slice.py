@@ -7,9 +7,9 @@
 * :func:`read_labels`: a labels JSONL, one ``{"id": ..., "label": number}`` per line (what
   ``judgesdk label-slice`` writes, with the labels filled in).
 * :func:`join_slice`: labels paired with a run's judge scores; labels for ids the run does not have, or
-  too few labels, are an :class:`~judgesdk.errors.InputError` saying what to fix.
+  too few labels, are an :class:`~judgesdk.core.errors.InputError` saying what to fix.
 * :func:`plan_labels`: "how many human labels for a +-delta interval", from a pilot slice, with the
-  PPI++ variance formula of :mod:`judgesdk.gate.ppi` (and the human-only count beside it).
+  PPI++ variance formula of :mod:`judgesdk.stats.ppi` (and the human-only count beside it).
 
 A corrected estimate is only as good as the slice is random: label the items the planner drew, all of
 them, rather than the easy ones.
@@ -19,16 +19,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from pathlib import Path
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel
 from scipy import stats
 
-from judgesdk.errors import InputError
-from judgesdk.records import read_objects
+from judgesdk.core.errors import InputError
+from judgesdk.records.labels import HumanLabels
 
-__all__ = ["HumanLabels", "LabelPlan", "Slice", "draw_slice", "join_slice", "plan_labels", "read_labels"]
+__all__ = ["LabelPlan", "Slice", "draw_slice", "join_slice", "plan_labels"]
 
 
 def draw_slice(ids: Iterable[str], n: int, seed: int = 0) -> list[str]:
@@ -40,46 +39,6 @@ def draw_slice(ids: Iterable[str], n: int, seed: int = 0) -> list[str]:
         raise InputError(f"cannot draw {n} items to label from a run of {len(pool)} items: ask for at most {len(pool)}")
     order = np.random.default_rng(seed).permutation(len(pool))[:n]
     return [pool[i] for i in order]
-
-
-class HumanLabels(BaseModel):
-    """Human labels of a slice: item id -> label on the human scale, and the file they came from."""
-
-    model_config = ConfigDict(frozen=True)
-
-    path: str
-    values: dict[str, float]
-
-
-def read_labels(path: str | Path) -> HumanLabels:
-    """A labels JSONL: one object per line with ``id`` and a numeric ``label``; each id once.
-
-    An InputError names the line and what to fix: a missing id, a label that is missing, empty (null, as
-    ``judgesdk label-slice`` leaves it), not a number or not finite, an id labelled twice.
-    """
-    p = Path(path)
-    values: dict[str, float] = {}
-    for number, row in read_objects(p, "labels"):
-        where = f"{p}:{number}"
-        if row.get("id") is None:
-            raise InputError(f"{where}: a label line needs an id (the item id in the run's results) and a label")
-        key = str(row["id"])
-        if "label" not in row:
-            raise InputError(f"{where}: item {key!r} has no label field; write {{\"id\": ..., \"label\": <number>}}")
-        label = row["label"]
-        if label is None:
-            raise InputError(f"{where}: item {key!r} is not labelled yet (label is null): fill it in or remove the line")
-        if isinstance(label, str):
-            try:
-                label = float(label.strip())
-            except ValueError:
-                raise InputError(f"{where}: label of {key!r} must be a number on the human scale, got {row['label']!r}") from None
-        if isinstance(label, bool) or not isinstance(label, (int, float)) or not math.isfinite(label):
-            raise InputError(f"{where}: label of {key!r} must be a finite number on the human scale, got {row['label']!r}")
-        if key in values:
-            raise InputError(f"{where}: item {key!r} is labelled twice; keep one line per item")
-        values[key] = float(label)
-    return HumanLabels(path=str(p), values=values)
 
 
 class Slice(BaseModel):
@@ -153,11 +112,12 @@ def plan_labels(
     the judge's scores on every scored item of the run (pilot included). The moments come from the pilot
     (sd of the labels, judge-human correlation, ddof 1) and the whole run (sd of the judge); for each
     candidate n the PPI++ variance ``lam^2 var(f)/(N-n) + var(y - lam f)/n`` is evaluated at its tuned lam
-    (:func:`judgesdk.gate.ppi.ppi_lambda`'s formula) and the smallest n whose ``t * se <= half_width`` is
+    (:func:`judgesdk.stats.ppi.ppi_lambda`'s formula) and the smallest n whose ``t * se <= half_width`` is
     returned (t: Student's quantile with n - 1 degrees of freedom, as the gate's default interval uses);
     the human-only count is the smallest n with ``t * sd_y / sqrt(n) <= half_width``. The pilot's estimates
-    are noisy, and near an end of the scale the gate's interval is asymmetric: treat the answer as a guide,
-    and re-plan from the bigger slice.
+    are noisy, and the gate's interval also counts the tuned lambda's noise (jackknife) and, on labels piled
+    at one end of the scale, reaches further toward the other (Hall's skewness correction): treat the answer
+    as a guide, and re-plan from the bigger slice.
     """
     y = np.asarray(human, dtype=float)
     f = np.asarray(judge_labelled, dtype=float)

@@ -13,13 +13,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, computed_field
 
-from judgesdk.budget import BudgetState
-from judgesdk.cost import CostReport
+from judgesdk.core.exits import ExitCode
+from judgesdk.provider.layers.budget import BudgetState
+from judgesdk.provider.pricing import CostReport
 
 GateKind = Literal["quality", "reliability", "completeness"]
 Outcome = Literal["pass", "fail", "undetermined"]
 Status = Literal["pass", "fail", "inconclusive"]
-EXIT_CODES: dict[str, int] = {"pass": 0, "fail": 1, "inconclusive": 2}
+EXIT_CODES: dict[str, int] = {"pass": ExitCode.OK, "fail": ExitCode.FAILED, "inconclusive": ExitCode.INCOMPLETE}
 
 
 class GateResult(BaseModel):

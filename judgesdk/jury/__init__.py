@@ -1,10 +1,10 @@
-"""Juries: several judges score every item, one verdict is made of their scores, and disagreement is reported.
+"""Floor 10. Juries: several judges score every item, one verdict is made of their scores, and disagreement is reported.
 
 Why: one judge's errors are its own (its model, its prompt, its biases), and nothing in its score says how
 large they are. Judges that differ in provider or method err differently, so their aggregate is steadier
 than any one of them (Verga et al. 2024, "Replacing Judges with Juries"), and where they disagree on an
 item that item is the one a person should look at. A jury is configured in ``[jury]``
-(:class:`judgesdk.config.JuryConfig`) and judges through one :class:`~judgesdk.judge.Judge` per member.
+(:class:`judgesdk.judging.judge_config.JuryConfig`) and judges through one :class:`~judgesdk.judging.judge.Judge` per member.
 
 * **Verdict per item** (:func:`verdict`): every judge scores the item (concurrently); ``aggregate`` makes one
   score of those that answered: ``mean``, ``median``, ``majority`` (the most frequent label, each judge's
@@ -16,7 +16,7 @@ item that item is the one a person should look at. A jury is configured in ``[ju
   of the scale's range) and ``judges_ok``; ``parts`` each judge's own result by name.
 * **Agreement per run** (:func:`agreement`): Krippendorff's alpha at the interval level over the judges'
   scores (1: they agree exactly; 0: no better than chance pairing; below 0: systematic disagreement).
-  Computed in closed form, O(items x judges); ``tests/test_jury.py`` checks it against the ``krippendorff``
+  Computed in closed form, O(items x judges); ``tests/jury/test_jury.py`` checks it against the ``krippendorff``
   package, whose coincidence matrices take items x values^2 memory on continuous scores (1.4 GB for 200 items
   of 3 judges, measured), too much for a run's summary.
 * **Weights** (:func:`fit_weights`): on human labels of items of the run (``weights_from``, the gate's
@@ -27,9 +27,11 @@ item that item is the one a person should look at. A jury is configured in ``[ju
 A jury runs on its first judge's event loop (:meth:`Judge.run`), so every judge's clients live on one loop;
 judges with the same provider config share one adapter (one model load, one rate limit), which the jury
 closes once.
+
+May import: every floor up to :mod:`judgesdk.judging` and :mod:`judgesdk.meta`.
 """
 
+from judgesdk.jury.consensus import Agreement, Weights, agreement, fit_weights, interval_alpha, verdict
 from judgesdk.jury.panel import Jury, jury_ask
-from judgesdk.jury.verdict import Agreement, Weights, agreement, fit_weights, interval_alpha, verdict
 
 __all__ = ["Agreement", "Jury", "Weights", "agreement", "fit_weights", "interval_alpha", "jury_ask", "verdict"]

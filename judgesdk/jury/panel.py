@@ -1,4 +1,4 @@
-"""The jury itself: one :class:`~judgesdk.judge.Judge` per judge of ``[jury]``, each item judged by all of them,
+"""The jury itself: one :class:`~judgesdk.judging.judge.Judge` per judge of ``[jury]``, each item judged by all of them,
 and the question (:class:`~judgesdk.records.Ask`) a jury answers (see :mod:`judgesdk.jury`)."""
 
 from __future__ import annotations
@@ -9,17 +9,17 @@ import json
 import math
 import os
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
-from judgesdk.config import JudgeConfig, JuryConfig, ProviderConfig, build_provider, detect_chain, jury_member_config, load_config
-from judgesdk.errors import ConfigError, InputError, JudgeSDKError
-from judgesdk.gate.slice import read_labels  # the gate's labels file: one {"id", "label"} per line
-from judgesdk.judge import Judge, ProviderSource
-from judgesdk.jury.verdict import (
+from judgesdk.core.errors import ConfigError, InputError, JudgeSDKError
+from judgesdk.core.types import Criterion, CriterionSpec, JudgeItem, JudgeResult, as_criteria
+from judgesdk.judging.judge import Judge, ProviderSource
+from judgesdk.judging.judge_config import JudgeConfig, JuryConfig, ask_for, detect_chain, jury_member_config, load_config
+from judgesdk.jury.consensus import (
     METHOD,
     MIN_LABELS,
     Agreement,
@@ -31,9 +31,13 @@ from judgesdk.jury.verdict import (
     majority_scale,
     verdict,
 )
-from judgesdk.provider import Provider, WrapperProvider, unwrap
-from judgesdk.records import Ask, ask_for
-from judgesdk.types import Criterion, CriterionSpec, JudgeItem, JudgeResult, as_criteria
+from judgesdk.provider.protocol import Provider, unwrap
+from judgesdk.provider.settings import ProviderConfig
+from judgesdk.provider.stack import Extras, borrowed, bottom
+from judgesdk.records import Ask
+from judgesdk.records.labels import read_labels  # the gate's labels file: one {"id", "label"} per line
+
+T = TypeVar("T")
 
 
 # -- the question a jury answers --------------------------------------------------------------------------------
@@ -68,9 +72,9 @@ def _jury_of(config: JudgeConfig) -> JuryConfig:
 
 class Jury:
     """Judges every item with each of its judges and returns one :class:`JudgeResult` per item (the rules:
-    :mod:`judgesdk.jury`). Build it with :meth:`from_config`; the sync methods mirror :class:`~judgesdk.judge.Judge`'s."""
+    :mod:`judgesdk.jury`). Build it with :meth:`from_config`; the sync methods mirror :class:`~judgesdk.judging.judge.Judge`'s."""
 
-    def __init__(self, config: JudgeConfig, members: Mapping[str, Judge], pool: "_AdapterPool", slice_items: Sequence[JudgeItem] = ()) -> None:
+    def __init__(self, config: JudgeConfig, members: Mapping[str, Judge], pool: _AdapterPool, slice_items: Sequence[JudgeItem] = ()) -> None:
         self.config = config
         self.settings = _jury_of(config)
         self.members = dict(members)
@@ -88,13 +92,13 @@ class Jury:
         source: str | Path | Mapping[str, Any] | JudgeConfig | None = None,
         *,
         adapters: Mapping[str, ProviderSource | Sequence[ProviderSource]] | None = None,
-        wrap: Callable[[Provider], Provider] | None = None,
+        extras: Extras | None = None,
         slice_items: Sequence[JudgeItem] = (),
-    ) -> "Jury":
+    ) -> Jury:
         """A jury from a config with a ``[jury]`` section; one :meth:`Judge.from_config` per judge.
 
         ``adapters`` replaces the provider chain of the judges it names (e.g. scripted providers in tests);
-        ``wrap`` goes around every adapter; ``slice_items`` are the items the ``weights_from`` labels may name
+        ``extras`` are what the run adds to every judge's stack (:class:`judgesdk.provider.stack.Extras`, e.g. a budget); ``slice_items`` are the items the ``weights_from`` labels may name
         (default: the items of the first :meth:`ascore_many` call).
         """
         config = load_config(source)
@@ -115,7 +119,7 @@ class Jury:
                 chain: list[ProviderSource] = [pool.source(pc) for pc in member.providers or detect_chain(os.environ)]
             else:
                 chain = list(given) if isinstance(given, Sequence) else [given]
-            members[judge.name] = Judge.from_config(member, adapters=chain, wrap=wrap)
+            members[judge.name] = Judge.from_config(member, adapters=chain, extras=extras)
         return cls(config, members, pool, slice_items)
 
     def ask(self, criterion: CriterionSpec) -> Ask:
@@ -225,6 +229,10 @@ class Jury:
     def score_many(self, items: Iterable[JudgeItem | Mapping[str, Any]], **kwargs: Any) -> list[JudgeResult]:
         return self._host.run(self.ascore_many(items, **kwargs))
 
+    def run(self, coro: Awaitable[T]) -> T:
+        """Run a coroutine on the loop every judge of the jury lives on (:meth:`Judge.run`), from synchronous code."""
+        return self._host.run(coro)
+
     def fit_weights(self, items: Sequence[JudgeItem], criterion: CriterionSpec = "overall quality") -> Weights:
         return self._host.run(self.afit_weights(items, criterion))
 
@@ -232,7 +240,7 @@ class Jury:
         self._host.run(self.aclose())
         self._host.close()
 
-    def __enter__(self) -> "Jury":
+    def __enter__(self) -> Jury:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -320,13 +328,6 @@ async def _all(coroutines: Iterable[Any]) -> list[Any]:
         raise
 
 
-class _Borrowed(WrapperProvider):
-    """A shared adapter as one judge sees it: closing the judge leaves it open (the jury closes it once)."""
-
-    async def aclose(self) -> None:
-        return None
-
-
 class _AdapterPool:
     """One adapter per distinct provider config, built on first use and shared by the judges that name it."""
 
@@ -340,8 +341,8 @@ class _AdapterPool:
         def build() -> Provider:
             with self._lock:
                 if key not in self._built:
-                    self._built[key] = build_provider(config)
-                return _Borrowed(self._built[key])
+                    self._built[key] = bottom(config)
+                return borrowed(self._built[key])
 
         return build
 

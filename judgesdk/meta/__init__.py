@@ -1,4 +1,5 @@
-"""Meta-evaluation: measure judges against human ratings the way the papers do, and flag when not to trust them.
+"""Floor 9, analysis (results in, no judging but bench): measure judges against human ratings the way the
+papers do, and flag when not to trust them.
 
 =================  ==============================================================================
 module             what
@@ -15,6 +16,13 @@ module             what
 ``evaluate``       a full run over prediction files (what ``judgesdk meta-eval`` prints)
 ``card``           a judge card: evaluate's figures, the human ceiling, bias and cost (``judgesdk card``)
 =================  ==============================================================================
+
+Also here: ``calibration`` (a monotone map of judge scores onto the human scale, and its file), ``diff`` (two
+results files compared item by item), ``bench`` (a judge run over a benchmark, then meta-evaluated).
+
+May import: :mod:`judgesdk.core`, :mod:`judgesdk.stats`, :mod:`judgesdk.provider`, :mod:`judgesdk.prompting`,
+:mod:`judgesdk.estimation`, :mod:`judgesdk.records`, :mod:`judgesdk.scorers`, :mod:`judgesdk.judging` (``bench``
+judges).
 """
 
 from judgesdk.meta.bootstrap import BootstrapCI, PermutationTest, bootstrap_ci, permutation_test
@@ -47,6 +55,20 @@ from judgesdk.meta.datasets import (
 )
 from judgesdk.meta.evaluate import MetaEvalResult, Prediction, load_pairwise, load_predictions, meta_evaluate, read_pairwise
 from judgesdk.meta.items import JoinReport, PairwiseJudgement, ScoredItem, join, system_means
+from judgesdk.meta.judge_report import (
+    JudgeReport,
+    LengthBias,
+    MissingDependencyError,
+    RepeatVariance,
+    Throughput,
+    judge_report,
+    length_bias,
+    plot_quality_vs_alignment,
+    plot_system_spread,
+    repeat_variance,
+    throughput,
+    write_report,
+)
 from judgesdk.meta.preferences import (
     CorrectPreferences,
     PairOutcome,
@@ -71,21 +93,7 @@ from judgesdk.meta.reliability import (
     positional_bias,
     review_flags,
 )
-from judgesdk.cost import CostModel
-from judgesdk.meta.report import (
-    JudgeReport,
-    LengthBias,
-    MissingDependencyError,
-    RepeatVariance,
-    Throughput,
-    judge_report,
-    length_bias,
-    plot_quality_vs_alignment,
-    plot_system_spread,
-    repeat_variance,
-    throughput,
-    write_report,
-)
+from judgesdk.provider.pricing import CostModel
 
 __all__ = [
     "CONVENTIONS", "DATASETS", "LEVELS", "LEVEL_ALIASES", "LEVEL_DEFINITIONS", "METHODS",

@@ -20,13 +20,13 @@ per criterion:
 * **positional bias** for pairwise methods (004 §3.5, :func:`~judgesdk.meta.reliability.positional_bias`
   over the verdicts the rows carry); "n/a" otherwise;
 * **self-consistency** where the method samples: the spread of repeated judgements of one item
-  (:func:`~judgesdk.meta.report.repeat_variance`), from a row's ``samples``, else from a sampled label
+  (:func:`~judgesdk.meta.judge_report.repeat_variance`), from a row's ``samples``, else from a sampled label
   distribution (``distribution.method == "sampling"``: counts = probability x parsed samples); "n/a" with
   the reason otherwise;
 * **length bias**: Spearman of the judge's score with output length (words) minus the humans' (meta-eval's
-  :class:`~judgesdk.meta.report.LengthBias`);
+  :class:`~judgesdk.meta.judge_report.LengthBias`);
 * **tokens and time per 1,000 items** from the rows' ``usage`` and ``latency_s`` (meta-eval's
-  :class:`~judgesdk.meta.report.Throughput`);
+  :class:`~judgesdk.meta.judge_report.Throughput`);
 * **which fused fit** (domain and variant) scored the rows, how many ``auto`` judged by its fallback and how
   many items lay outside every fit's domain (:mod:`judgesdk.meta.card_fits`);
 
@@ -35,7 +35,7 @@ id as the provider names it, the SDK version) and the labelled selection (data f
 
 This module owns the card's content (:class:`Card`, the JSON a card file holds, and how it is computed);
 :mod:`judgesdk.meta.card_files` writes it as ``STEM.json`` + ``STEM.md``; running a judge to produce the
-results is ``judgesdk card``'s (:mod:`judgesdk.card_cli`).
+results is ``judgesdk card``'s (:mod:`judgesdk.cli.card`).
 """
 
 from __future__ import annotations
@@ -47,16 +47,16 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from judgesdk.errors import InputError
+from judgesdk.core.errors import InputError
+from judgesdk.core.types import Scale
 from judgesdk.meta.card_fits import FitUsage, fit_usage
 from judgesdk.meta.correlation import level_correlation
 from judgesdk.meta.datasets import HumanRecord, human_scores
 from judgesdk.meta.evaluate import LevelResult, MetaEvalResult, load_predictions, meta_evaluate, scale_for
 from judgesdk.meta.items import Key, PairwiseJudgement, ScoredItem
+from judgesdk.meta.judge_report import LengthBias, RepeatVariance, Throughput, repeat_variance
 from judgesdk.meta.reliability import PositionalBias, positional_bias
-from judgesdk.meta.report import LengthBias, RepeatVariance, Throughput, repeat_variance
-from judgesdk.records import ResultRow, read_objects, read_predictions
-from judgesdk.types import Scale
+from judgesdk.records import ResultRow, read_results
 
 __all__ = [
     "CARD_FORMAT",
@@ -202,9 +202,12 @@ def read_card_rows(path: str | Path) -> dict[Key, tuple[ResultRow, dict[str, Any
     """The last row per (doc_id, system_id) of a results file, typed and raw (as ``meta-eval`` keeps the last
     line of a repeated key); an :class:`InputError` when the file answers several questions (criteria, or
     one criterion asked under several judge configurations): meta-eval would mix their scores."""
-    rows = read_predictions(path, "results")
-    raw = dict(read_objects(path, "results"))
-    asked = {(r.criterion, r.asked) for _, r in rows if r.criterion is not None or r.asked is not None}
+    read = read_results(path)
+    rows = list(zip(read.rows, read.raw))
+    for number, (row, _) in enumerate(rows, start=1):
+        if row.key is None:
+            raise InputError(f"{path}: row {number} (id {row.id!r}) has no doc_id and system_id: a card joins human scores on them")
+    asked = {(r.criterion, r.asked) for r, _ in rows if r.criterion is not None or r.asked is not None}
     if len(asked) > 1:
         found = ", ".join(sorted(f"{c or '?'} ({a or 'no asked key'})" for c, a in asked))
         raise InputError(
@@ -212,10 +215,8 @@ def read_card_rows(path: str | Path) -> dict[Key, tuple[ResultRow, dict[str, Any
             "give each criterion and judge configuration its own results file"
         )
     out: dict[Key, tuple[ResultRow, dict[str, Any]]] = {}
-    for number, row in rows:
-        key = row.key
-        if key is not None:
-            out[key] = (row, raw[number])
+    for row, raw in rows:
+        out[row.key] = (row, raw)  # type: ignore[index]  # checked above
     return out
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from judgesdk.errors import InputError
+from judgesdk.core.errors import InputError
 from judgesdk.meta import card_fits
 from judgesdk.meta.card import Card, CriterionCard
 from judgesdk.meta.correlation import LEVEL_DEFINITIONS

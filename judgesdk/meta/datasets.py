@@ -8,7 +8,7 @@ Three sources, one record type (:class:`HumanRecord`, the fields of ``../shared/
 * HANNA's public CSV layout (``hanna_stories_annotations.csv``: one row per story and annotator,
   three rows per story), averaged per story (:func:`load_hanna_csv`).
 
-Criteria definitions and scales live in :mod:`judgesdk.presets`; here only the scores.
+Criteria definitions and scales live in :mod:`judgesdk.prompting.presets`; here only the scores.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from judgesdk.errors import InputError
+from judgesdk.core.errors import InputError
 from judgesdk.meta.items import Key
 
 __all__ = [

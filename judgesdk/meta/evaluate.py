@@ -21,13 +21,13 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from judgesdk import presets
-from judgesdk.errors import InputError, JudgeSDKError
-from judgesdk.stats import METHODS, check_method
+from judgesdk.core.errors import InputError, JudgeSDKError
+from judgesdk.core.types import JudgeResult, Scale
 from judgesdk.meta.bootstrap import BootstrapCI, bootstrap_ci
 from judgesdk.meta.correlation import LevelCorrelation, get_convention, level_correlation, resolve_level
 from judgesdk.meta.datasets import HumanRecord, dimensions, human_scores, require_dimension
 from judgesdk.meta.items import JoinReport, Keep, Key, PairwiseJudgement, ScoredItem, check_keep, join
+from judgesdk.meta.judge_report import LengthBias, RepeatVariance, Throughput, length_bias, repeat_variance, throughput
 from judgesdk.meta.preferences import (
     CHALLENGE_ORDERS,
     CorrectPreferences,
@@ -50,10 +50,10 @@ from judgesdk.meta.reliability import (
     positional_bias,
     review_flags,
 )
-from judgesdk.cost import CostModel
-from judgesdk.meta.report import LengthBias, RepeatVariance, Throughput, length_bias, repeat_variance, throughput
-from judgesdk.provider import Usage
-from judgesdk.types import JudgeResult, Scale
+from judgesdk.prompting import presets
+from judgesdk.provider.pricing import CostModel
+from judgesdk.provider.protocol import Usage
+from judgesdk.stats.groups import METHODS, check_method
 
 __all__ = [
     "MetaEvalResult",

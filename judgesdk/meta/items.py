@@ -17,7 +17,7 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, field_validator
 
-from judgesdk.errors import InputError
+from judgesdk.core.errors import InputError
 
 Key = tuple[str, str]
 Keep = Literal["last", "first"]
@@ -143,7 +143,7 @@ class Frame:
     system_names: tuple[str, ...]
 
     @classmethod
-    def build(cls, items: Sequence[ScoredItem]) -> "Frame":
+    def build(cls, items: Sequence[ScoredItem]) -> Frame:
         if any(it.prediction is None for it in items):
             raise ValueError("Frame.build needs every prediction set; apply a convention first")
         doc_names = tuple(dict.fromkeys(it.doc_id for it in items))

@@ -6,7 +6,7 @@ Prediction files are JSON Lines, one judged output per line::
     {"doc_id": "...", "system_id": "M8", "response": "... Score: 4"}    # raw judge text, parsed
 
 ``score`` wins when it is a number; otherwise ``response`` is read with
-:func:`judgesdk.parsing.parse_score` (``parse="rts"``: numbers on the Likert scale; ``"mcq"``:
+:func:`judgesdk.estimation.parsing.parse_score` (``parse="rts"``: numbers on the Likert scale; ``"mcq"``:
 letters A.. standing for the scale's values, 001's MCQ). ``score: null`` without a response counts
 as unparsed. Optional fields feed the other indicators: ``samples`` (repeated scores -> variance
 across repeats and sample spread), ``distribution`` (``coverage``, ``entropy``; as ``judgesdk
@@ -29,12 +29,12 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from judgesdk.errors import InputError
+from judgesdk.core.errors import InputError
+from judgesdk.core.types import Scale
+from judgesdk.estimation.parsing import parse_choice, parse_score
 from judgesdk.meta.items import Key, PairwiseJudgement
-from judgesdk.parsing import parse_choice, parse_score
-from judgesdk.provider import Usage
+from judgesdk.provider.protocol import Usage
 from judgesdk.records import RowDistribution, read_objects, read_predictions
-from judgesdk.types import Scale
 
 __all__ = ["PARSE_MODES", "ParseMode", "Prediction", "check_parse_mode", "load_pairwise", "load_predictions", "read_pairwise"]
 

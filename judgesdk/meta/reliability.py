@@ -23,8 +23,8 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from judgesdk.errors import InputError
-from judgesdk.stats import Method, check_method, p_value, single_value
+from judgesdk.core.errors import InputError
+from judgesdk.core.types import JudgeResult, LabelDistribution, Scale
 from judgesdk.meta.correlation import (
     Convention,
     GroupCorrelation,
@@ -35,8 +35,8 @@ from judgesdk.meta.correlation import (
     prepared_frame,
 )
 from judgesdk.meta.items import Frame, PairwiseJudgement, ScoredItem, system_means
-from judgesdk.scorers.positional import OrderVerdict, position_bias
-from judgesdk.types import JudgeResult, LabelDistribution, Scale
+from judgesdk.stats.groups import Method, check_method, p_value, single_value
+from judgesdk.stats.positional import OrderVerdict, position_bias
 
 __all__ = [
     "Agreement",
@@ -73,7 +73,7 @@ class Spread(BaseModel):
     std: float | None
 
     @classmethod
-    def of(cls, values: Sequence[float]) -> "Spread":
+    def of(cls, values: Sequence[float]) -> Spread:
         if not values:
             return cls(n=0, min=None, q1=None, median=None, q3=None, max=None, range=None, std=None)
         v = np.asarray(values, dtype=float)
@@ -246,7 +246,7 @@ def positional_bias(judgements: Sequence[PairwiseJudgement]) -> PositionalBias:
     both times, c~(x_i, x_j) = c(x_i, x_j) (eq. 5). ``flip_rate`` counts strict reversals;
     ``inconsistency_rate`` also counts a win in one order against a tie in the other. With several
     verdicts per order, every (order 1, order 2) combination is compared. The computation is
-    :func:`judgesdk.scorers.positional.position_bias`, which the pairwise rankings share.
+    :func:`judgesdk.stats.positional.position_bias`, which the pairwise rankings share.
     """
     if not judgements:
         raise InputError("positional_bias needs at least one pairwise judgement")
@@ -319,7 +319,7 @@ class ItemSignals(BaseModel):
         other: JudgeResult | None = None,
         order_flip: bool | None = None,
         scale: Scale | None = None,
-    ) -> "ItemSignals":
+    ) -> ItemSignals:
         """Signals of one :class:`JudgeResult` (and optionally a second method's result on the same item).
 
         Sample spread is read only from sampled distributions (``method == "sampling"``), where the

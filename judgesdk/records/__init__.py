@@ -1,4 +1,4 @@
-"""The results file, owned here: its rows, their key, the id rule, the writer (a locked ledger) and the reader.
+"""Floor 5. The results file, owned here: its rows, their key, the id rule, the writer (a locked ledger) and the reader.
 
 One package, four seams: :mod:`~judgesdk.records.schema` (the typed row and the join key),
 :mod:`~judgesdk.records.rows` (what a row holds, its key, the tolerant reader), :mod:`~judgesdk.records.ledger`
@@ -30,16 +30,20 @@ append-only ledger of JSON Lines, one row per judgement, written as each result 
 * **One writer at a time**: :class:`Ledger` holds an exclusive lock (``fcntl.flock``) on the file while a
   run appends to it; a second run on the same file fails at once with an :class:`InputError` instead of
   judging everything again into the same file.
+
+Also here: :mod:`~judgesdk.records.labels` (human label files, read strictly and joined to a run).
+
+May import: :mod:`judgesdk.core`, :mod:`judgesdk.provider`, :mod:`judgesdk.estimation`.
 """
 
 from __future__ import annotations
 
 from judgesdk.records.inputs import content_hash, item_ids, read_items, read_objects, read_predictions, read_utf8
 from judgesdk.records.ledger import Ledger, append, encode_row
+from judgesdk.records.results import RESULTS_FORMAT, Results, read_results, to_result
 from judgesdk.records.rows import (
     FINAL_VERDICTS,
     Ask,
-    ask_for,
     asks_in,
     done_ids,
     is_final,
@@ -55,12 +59,13 @@ from judgesdk.records.schema import JOIN_FIELDS, ResultRow, RowDistribution, cel
 __all__ = [
     "FINAL_VERDICTS",
     "JOIN_FIELDS",
+    "RESULTS_FORMAT",
+    "Results",
     "Ask",
     "Ledger",
     "ResultRow",
     "RowDistribution",
     "append",
-    "ask_for",
     "asks_in",
     "cell_id",
     "content_hash",
@@ -76,9 +81,11 @@ __all__ = [
     "read_items",
     "read_objects",
     "read_predictions",
+    "read_results",
     "read_rows",
     "read_utf8",
     "result_line",
     "row_for",
     "row_id",
+    "to_result",
 ]

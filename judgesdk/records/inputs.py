@@ -9,11 +9,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from judgesdk.errors import InputError
+from judgesdk.core.errors import InputError
+from judgesdk.core.types import JudgeItem, check_text
 from judgesdk.records.rows import composite_id
 from judgesdk.records.schema import JOIN_FIELDS, ResultRow, parse_row
-from judgesdk.types import JudgeItem, check_text
-
 
 # -- input items and their ids ------------------------------------------------------------------------
 

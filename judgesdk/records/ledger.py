@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, Any, TextIO
 
-from judgesdk.errors import InputError
+from judgesdk.core.errors import InputError
 from judgesdk.records.rows import Ask, is_final, latest, parse_rows
 
 try:  # POSIX; elsewhere files are not locked (documented)
@@ -33,7 +33,7 @@ class Ledger:
         self.written = 0
 
     @classmethod
-    def open(cls, path: str | Path, *, what: str = "results file", create_parents: bool = False) -> "Ledger":
+    def open(cls, path: str | Path, *, what: str = "results file", create_parents: bool = False) -> Ledger:
         path = Path(path)
         if path.is_dir():
             raise InputError(f"{what} {path} is a directory: give the path of a results file, e.g. {path / 'results.jsonl'}")
@@ -74,7 +74,7 @@ class Ledger:
         if not self._handle.closed:
             self._handle.close()  # closing releases the lock
 
-    def __enter__(self) -> "Ledger":
+    def __enter__(self) -> Ledger:
         return self
 
     def __exit__(self, *exc: object) -> None:

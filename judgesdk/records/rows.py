@@ -3,20 +3,17 @@ and the tolerant reader that takes the latest row per key (see :mod:`judgesdk.re
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from judgesdk.errors import InputError
-from judgesdk.types import Criterion, JudgeResult
-
-if TYPE_CHECKING:
-    from judgesdk.config import JudgeConfig
+from judgesdk.core.errors import InputError
+from judgesdk.core.types import JudgeResult
 
 FINAL_VERDICTS = frozenset({"unparsed"})  # statuses without a score that a re-run cannot change
+RESULTS_FORMAT = "judgesdk.results/1"  # every row names it (judgesdk.records.results reads it)
 
 
 # -- rows ---------------------------------------------------------------------------------------------
@@ -42,9 +39,9 @@ def result_line(result: JudgeResult, extra: dict[str, Any] | None = None) -> dic
     return record
 
 
-def row_for(result: JudgeResult, item_id: str, ask: "Ask | None" = None, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+def row_for(result: JudgeResult, item_id: str, ask: Ask | None = None, extra: dict[str, Any] | None = None) -> dict[str, Any]:
     """The ledger row of ``result`` for item ``item_id``, asked ``ask``."""
-    row = {**result_line(result, extra), "id": item_id}
+    row = {**result_line(result, extra), "id": item_id, "format": RESULTS_FORMAT}
     if ask is not None:
         row["asked"] = ask.key
     return row
@@ -85,26 +82,6 @@ class Ask:
         if asked is not None:
             return asked == self.key
         return row.get("criterion", self.criterion) == self.criterion
-
-
-def ask_for(config: "JudgeConfig", criteria: Criterion | Sequence[Criterion], method: str | None = None) -> Ask:
-    """The :class:`Ask` of judging ``criteria`` with ``method`` (default: the config's) under ``config``."""
-    chosen = (criteria,) if isinstance(criteria, Criterion) else tuple(criteria)
-    method = method or config.method
-    answers_depend_on = {
-        "criteria": [c.model_dump(mode="json") for c in chosen],
-        "method": method,
-        "template": config.template,
-        "dataset": config.dataset,
-        "method_options": config.method_options,
-        "estimation": config.estimation.model_dump(mode="json"),
-        "providers": [
-            {"kind": p.kind, "model": p.model, "base_url": p.base_url, "api": p.api, "capabilities": p.capabilities, "options": p.options}
-            for p in config.providers
-        ],
-    }
-    digest = hashlib.sha256(json.dumps(answers_depend_on, sort_keys=True, default=str).encode()).hexdigest()[:10]
-    return Ask(criterion="+".join(c.name for c in chosen), method=method, config=digest)
 
 
 # -- reading ------------------------------------------------------------------------------------------
@@ -150,19 +127,25 @@ def parse_rows(data: bytes, where: str | Path = "results", *, require_id: bool =
     return rows, skipped
 
 
-def latest(rows: Iterable[Mapping[str, Any]], ask: Ask | None = None, criterion: str | None = None) -> dict[str, dict[str, Any]]:
-    """The latest row per item id, among the rows answering ``ask`` (or, without one, those on
+def latest_index(rows: Sequence[Mapping[str, Any]], ask: Ask | None = None, criterion: str | None = None) -> dict[str, int]:
+    """The position of the latest row per item id, among the rows answering ``ask`` (or, without one, those on
     ``criterion`` or without a criterion; without either, all rows), in order of first appearance."""
-    found: dict[str, dict[str, Any]] = {}
-    for row in rows:
+    found: dict[str, int] = {}
+    for index, row in enumerate(rows):
         if ask is not None and not ask.answers(row):
             continue
         if ask is None and criterion is not None and row.get("criterion", criterion) != criterion:
             continue
         key = row_id(row)
         if key is not None:
-            found[key] = dict(row)
+            found[key] = index
     return found
+
+
+def latest(rows: Iterable[Mapping[str, Any]], ask: Ask | None = None, criterion: str | None = None) -> dict[str, dict[str, Any]]:
+    """The latest row per item id (:func:`latest_index`), as plain mappings."""
+    listed = list(rows)
+    return {key: dict(listed[index]) for key, index in latest_index(listed, ask, criterion).items()}
 
 
 def asks_in(rows: Iterable[Mapping[str, Any]], criterion: str) -> set[str | None]:

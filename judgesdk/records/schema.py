@@ -9,9 +9,8 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError, ValidationInfo, field_validator
 
-from judgesdk.errors import InputError
-from judgesdk.provider import Usage
-
+from judgesdk.core.errors import InputError
+from judgesdk.provider.protocol import Usage
 
 # -- the row schema -----------------------------------------------------------------------------------
 
@@ -97,10 +96,11 @@ class ResultRow(BaseModel):
     # from the whole row, which checks them)
     PASSED_THROUGH: ClassVar[tuple[str, ...]] = (
         "method_reason", "rationale", "raw", "provider", "model", "error", "notes", "details", "parts", "item_id",
-        "provenance",  # what produced the result (judgesdk.provenance); read by `judgesdk diff` and the provenance gate
+        "provenance",  # what produced the result (judgesdk.core.provenance); read by `judgesdk diff` and the provenance gate
     )  # fmt: skip
 
     id: str | None = None
+    format: str | None = None  # judgesdk.records.results.RESULTS_FORMAT; None: written before formats were named
     doc_id: str | None = None
     system_id: str | None = None
     criterion: str | None = None
@@ -115,7 +115,7 @@ class ResultRow(BaseModel):
     usage: Usage | None = None
     cached: bool = False
 
-    @field_validator("id", "doc_id", "system_id", "criterion", "method", "asked", mode="before")
+    @field_validator("id", "format", "doc_id", "system_id", "criterion", "method", "asked", mode="before")
     @classmethod
     def _names(cls, value: Any) -> str | None:
         return _text(value)

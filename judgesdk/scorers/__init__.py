@@ -1,5 +1,5 @@
-"""Scorer strategies: each builds prompts from a template, asks the provider layer for a label
-distribution or a generation, and returns a :class:`judgesdk.types.JudgeResult`.
+"""Floor 7. Scorer strategies: each builds prompts from a template, asks the provider layer for a label
+distribution or a generation, and returns a :class:`judgesdk.core.types.JudgeResult`.
 
 Every scorer module exposes one coroutine with the same contract::
 
@@ -7,19 +7,30 @@ Every scorer module exposes one coroutine with the same contract::
 
 and is found by method name through :func:`scorer_for` (imported lazily, so a method's dependencies
 load only when it is used). Shared steps live in ``common``.
+
+Also here: ``postprocess`` (Filtering and Binning over results, 002) and ``method_options`` (which option
+each method reads).
+
+May import: :mod:`judgesdk.core`, :mod:`judgesdk.stats`, :mod:`judgesdk.provider`, :mod:`judgesdk.prompting`,
+:mod:`judgesdk.estimation`, :mod:`judgesdk.fused`.
 """
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Awaitable, Callable
+import importlib as _importlib
+from collections.abc import Awaitable as _Awaitable
+from collections.abc import Callable as _Callable
 
-from judgesdk.errors import InputError
-from judgesdk.provider import Provider
-from judgesdk.scorers.common import ScorerOptions
-from judgesdk.types import Criterion, JudgeItem, JudgeResult
+from judgesdk.core.errors import InputError as _InputError
+from judgesdk.core.types import Criterion as _Criterion
+from judgesdk.core.types import JudgeItem as _JudgeItem
+from judgesdk.core.types import JudgeResult as _JudgeResult
+from judgesdk.provider.protocol import Provider as _Provider
+from judgesdk.scorers.common import ScorerOptions as _ScorerOptions
 
-ScoreFn = Callable[[Provider, JudgeItem, Criterion, ScorerOptions, str], Awaitable[JudgeResult]]
+__all__ = ["METHODS", "ScoreFn", "scorer_for"]
+
+ScoreFn = _Callable[[_Provider, _JudgeItem, _Criterion, _ScorerOptions, str], _Awaitable[_JudgeResult]]
 
 # method name -> module under judgesdk.scorers
 METHODS: dict[str, str] = {
@@ -38,9 +49,9 @@ METHODS: dict[str, str] = {
 
 def scorer_for(method: str) -> ScoreFn:
     if method not in METHODS:
-        raise InputError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
+        raise _InputError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
     try:
-        module = importlib.import_module(f"judgesdk.scorers.{METHODS[method]}")
+        module = _importlib.import_module(f"judgesdk.scorers.{METHODS[method]}")
     except ModuleNotFoundError as exc:
-        raise InputError(f"method {method!r} is not available in this build: {exc}") from exc
+        raise _InputError(f"method {method!r} is not available in this build: {exc}") from exc
     return module.score

@@ -12,10 +12,10 @@ other and every row names the fit or the fallback that produced it.
 
 from __future__ import annotations
 
-from judgesdk.provider import Provider
+from judgesdk.core.types import Criterion, JudgeItem, JudgeResult
+from judgesdk.provider.protocol import Provider
 from judgesdk.scorers import fused, likert
 from judgesdk.scorers.common import ScorerOptions
-from judgesdk.types import Criterion, JudgeItem, JudgeResult
 
 PROMPTED = "geval"
 # Benchmarks whose outputs are not summaries: `judgesdk bench` names them in the options (the prompted

@@ -9,17 +9,17 @@ from typing import Any, Generic, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from judgesdk.errors import InputError
-from judgesdk.estimation import Estimate, EstimationSettings
-from judgesdk.provider import (
+from judgesdk.core.errors import InputError
+from judgesdk.core.types import Criterion, JudgeItem, JudgeResult, ResultStatus
+from judgesdk.estimation.estimate import Estimate, EstimationSettings
+from judgesdk.prompting.templates import Template, bundled_template_ids, load_template
+from judgesdk.provider.protocol import (
     Capabilities,
     GenerateRequest,
     GenerateResponse,
     Provider,
     Usage,
 )
-from judgesdk.templates import Template, bundled_template_ids, load_template
-from judgesdk.types import Criterion, JudgeItem, JudgeResult, ResultStatus
 
 S = TypeVar("S")
 R = TypeVar("R", bound=BaseModel)

@@ -20,14 +20,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from judgesdk.errors import ConfigError, InputError
+from judgesdk.core.errors import ConfigError, InputError
+from judgesdk.core.types import Criterion, JudgeItem, JudgeResult
 from judgesdk.fused import model as fused_model
 from judgesdk.fused.domains import SHAPE, shape
 from judgesdk.fused.model import CriterionModel, FusedModelFile, model_sha256
 from judgesdk.fused.signals import QUESTIONS, REFERENCE_LIKELIHOOD_FEATURES, UNCONDITIONAL_FEATURES, WITHOUT_CONTEXT_FEATURES, extract, features
-from judgesdk.provider import Provider
+from judgesdk.provider.protocol import Provider
 from judgesdk.scorers.common import ScorerOptions
-from judgesdk.types import Criterion, JudgeItem, JudgeResult
 
 OPTION = "fused_model"  # method_options key: path of a fit file made by `judgesdk calibrate --fused`
 

@@ -16,7 +16,7 @@
     the ``likelihood.generic`` prefix, as exp(mean token log-probability) in (0, 1], from the provider's
     log-likelihood (``GenerateRequest.continuation``); unavailable where the provider has none.
   - ``NLI`` (003 §2.1): entailment probability asked of the judge with ``fusion.nli`` (source = premise,
-    output = hypothesis), p("Yes") of a Yes/No distribution from :func:`judgesdk.estimation.estimate`.
+    output = hypothesis), p("Yes") of a Yes/No distribution from :func:`judgesdk.estimation.estimate.estimate`.
 
 * **Plan** (003 §2.1): ``fusion.plan`` asks the LLM once per (task, criterion, assistants) for its plan
   (greedy, ``options.extra["plan_max_tokens"]``, default 512). Plans are kept in a :class:`PlanStore`
@@ -28,7 +28,7 @@
   ``options.extra["temperature"]``, default 0.5, 003's PaLM2 setting; k = 1 reads one greedy answer).
   A prediction that names no score on the criterion's scale is left out (``n_unparsed``); when none can be
   read the result is ``unparsed``. On providers that honour a grammar each prediction is constrained to a
-  label of the scale after ``Score:`` and repaired once if it still does not parse (:mod:`judgesdk.grammars`;
+  label of the scale after ``Score:`` and repaired once if it still does not parse (:mod:`judgesdk.estimation.grammars`;
   ``options.extra["grammar"] = False`` lets the predictions run free).
 
 ``options.extra["assistants"]`` picks assistants by built-in name or passes :class:`Assistant` objects;
@@ -53,10 +53,12 @@ from typing import Protocol, runtime_checkable
 
 from pydantic import BaseModel
 
-from judgesdk.errors import CapabilityError, InputError
-from judgesdk.estimation import EstimationSettings, estimate
-from judgesdk.grammars import format_for
-from judgesdk.provider import (
+from judgesdk.core.errors import CapabilityError, InputError
+from judgesdk.core.types import Criterion, JudgeItem, JudgeResult, Scale
+from judgesdk.estimation.estimate import EstimationSettings, estimate
+from judgesdk.estimation.grammars import format_for
+from judgesdk.prompting.templates import load_template
+from judgesdk.provider.protocol import (
     GenerateRequest,
     GenerateResponse,
     Provider,
@@ -73,8 +75,6 @@ from judgesdk.scorers.common import (
     template_override,
     template_values,
 )
-from judgesdk.templates import load_template
-from judgesdk.types import Criterion, JudgeItem, JudgeResult, Scale
 
 DEFAULT_K = 8  # 003 §3.1: 8 predictions
 DEFAULT_TEMPERATURE = 0.5  # 003 §3.1: PaLM2 at 0.5 (GPT-4 at 0.1)

@@ -28,8 +28,10 @@ import math
 from collections.abc import Sequence
 from typing import Literal, cast, get_args
 
-from judgesdk.errors import CapabilityError, InputError
-from judgesdk.provider import (
+from judgesdk.core.errors import CapabilityError, InputError
+from judgesdk.core.types import Criterion, JudgeItem, JudgeResult, ResultStatus
+from judgesdk.prompting.templates import Template
+from judgesdk.provider.protocol import (
     GenerateRequest,
     GenerateResponse,
     Message,
@@ -40,8 +42,6 @@ from judgesdk.scorers.common import (
     result_from_responses,
     template_values,
 )
-from judgesdk.templates import Template
-from judgesdk.types import Criterion, JudgeItem, JudgeResult, ResultStatus
 
 Normalization = Literal["mean", "sum", "ratio"]
 DEFAULT_TEMPLATE = "likelihood.generic"

@@ -5,20 +5,20 @@ The three aggregations of 002 (eq. 1-3) differ only in how the answer's distribu
 * ``geval`` (002's Logprob, G-Eval): expected value of the label distribution, from exact label
   probabilities or top-k logprobs (sampling when the provider has neither);
 * ``direct``: the single greedy answer, parsed; on providers that honour a grammar the answer is
-  constrained to one label of the scale (:mod:`judgesdk.grammars`; method option ``grammar = false``
+  constrained to one label of the scale (:mod:`judgesdk.estimation.grammars`; method option ``grammar = false``
   lets it run free);
 * ``sampling`` (002's Approximation): mean of n answers sampled at temperature T.
 """
 
 from __future__ import annotations
 
-from judgesdk.errors import InputError
-from judgesdk.estimation import estimate
-from judgesdk.grammars import format_for
-from judgesdk.provider import Provider
+from judgesdk.core.errors import InputError
+from judgesdk.core.types import Criterion, JudgeItem, JudgeResult
+from judgesdk.estimation.estimate import estimate
+from judgesdk.estimation.grammars import format_for
+from judgesdk.prompting.templates import Template, bundled_template_ids, load_template
+from judgesdk.provider.protocol import Provider
 from judgesdk.scorers.common import ScorerOptions, result_from_estimate, template_values
-from judgesdk.templates import Template, bundled_template_ids, load_template
-from judgesdk.types import Criterion, JudgeItem, JudgeResult
 
 _METHOD_OF = {"direct": "parsed", "sampling": "sampling"}
 DEFAULT_TEMPLATE = "direct.likert"

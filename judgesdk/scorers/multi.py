@@ -27,12 +27,12 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from judgesdk.errors import InputError
-from judgesdk.provider import Provider
+from judgesdk.core.errors import InputError
+from judgesdk.core.types import Criterion, JudgeItem, JudgeResult, ResultStatus, Scale
+from judgesdk.prompting.templates import Template, load_template
+from judgesdk.provider.protocol import Provider
 from judgesdk.scorers import likert, scorer_for
 from judgesdk.scorers.common import ScorerOptions, criteria_block, greedy_response, template_values
-from judgesdk.templates import Template, load_template
-from judgesdk.types import Criterion, JudgeItem, JudgeResult, ResultStatus, Scale
 
 Guideline = Literal["human", "model"]
 _CRITERIA_SEPARATOR: dict[str, str] = {"human": ": ", "model": " - "}  # HG "Name: def", MG "Name - def"

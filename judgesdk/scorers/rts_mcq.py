@@ -1,11 +1,11 @@
 """Reason-then-score and multiple-choice scoring (001 §3.1, Tables 1-2 and 8-13).
 
 * ``rts``: the judge writes its reason in one sentence, then a final score from one to five
-  (chain-of-thought style). The score is read from the free text by :func:`judgesdk.parsing.parse_score`
+  (chain-of-thought style). The score is read from the free text by :func:`judgesdk.estimation.parsing.parse_score`
   (last marked number, fractions like "2.5 out of 5" kept as decimals); the whole answer is kept as
   ``rationale``. 001 decodes at temperature 0; ``options.extra["max_tokens"]`` (default 256) bounds the
   answer. An answer without a readable score gives status ``unparsed`` and no score. On providers that
-  honour a grammar the answer is one sentence then ``Final score: <label>`` (:mod:`judgesdk.grammars`),
+  honour a grammar the answer is one sentence then ``Final score: <label>`` (:mod:`judgesdk.estimation.grammars`),
   repaired once when it still does not parse; method option ``grammar = false`` lets it run free.
 * ``mcq``: the judge picks one of five letters, each with a fixed description (A = One ... E = Five),
   so that no free reasoning can mislead it (001 §3.1). Letters map to 1-5 through ``Scale.letters()``
@@ -18,11 +18,13 @@ The bundled prompts are 001's wording for the four SummEval criteria (``rts.<cri
 
 from __future__ import annotations
 
-from judgesdk.errors import InputError
-from judgesdk.estimation import estimate
-from judgesdk.grammars import FormatUse, format_for, repair
-from judgesdk.parsing import parse_score
-from judgesdk.provider import Provider
+from judgesdk.core.errors import InputError
+from judgesdk.core.types import Criterion, JudgeItem, JudgeResult, Scale
+from judgesdk.estimation.estimate import estimate
+from judgesdk.estimation.grammars import FormatUse, format_for, repair
+from judgesdk.estimation.parsing import parse_score
+from judgesdk.prompting.templates import Template, load_template
+from judgesdk.provider.protocol import Provider
 from judgesdk.scorers.common import (
     ScorerOptions,
     greedy_request,
@@ -31,8 +33,6 @@ from judgesdk.scorers.common import (
     result_from_responses,
     template_values,
 )
-from judgesdk.templates import Template, load_template
-from judgesdk.types import Criterion, JudgeItem, JudgeResult, Scale
 
 PAPER_CRITERIA = ("coherence", "consistency", "fluency", "relevance")
 PAPER_SCALE = Scale.likert(1, 5)

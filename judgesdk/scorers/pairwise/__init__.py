@@ -23,27 +23,19 @@ comparisons were made. The modules, from the bottom up (every name is importable
 ``ranking``           :func:`rank` and :class:`Ranking`
 ====================  ==============================================================================
 
-The positional-bias computation itself is :func:`judgesdk.scorers.positional.position_bias`, shared with
+The positional-bias computation itself is :func:`judgesdk.stats.positional.position_bias`, shared with
 meta-evaluation (:func:`judgesdk.meta.reliability.positional_bias`).
 """
 
 from __future__ import annotations
 
-from judgesdk.scorers.pairwise.adaptive import (
-    _ACTIVE_ROUND,
-    _active_comparisons,
-    _most_uncertain,
-    calibrated,
-    position_scores,
-    sort_outputs,
-)
+from judgesdk.core.types import as_criterion
+from judgesdk.scorers.pairwise.adaptive import calibrated, position_scores, sort_outputs
 from judgesdk.scorers.pairwise.aggregate import (
-    _FIXED_SELECTIONS,
     SELECTIONS,
     BradleyTerryFit,
     PositionalBias,
     Selection,
-    _check_budget,
     best_first,
     fit_bradley_terry,
     positional_bias,
@@ -51,7 +43,6 @@ from judgesdk.scorers.pairwise.aggregate import (
     win_ratios,
 )
 from judgesdk.scorers.pairwise.comparison import (
-    _CONCURRENCY,
     H2H_SCALE,
     PAIRWISE_SCALE,
     PROTOCOLS,
@@ -60,37 +51,12 @@ from judgesdk.scorers.pairwise.comparison import (
     Protocol,
     Verdict,
     Winner,
-    _check_outputs,
-    _default_template,
-    _labels,
-    _read,
-    _Setup,
-    _setup,
-    _side,
-    _winner,
     both_orders,
     compare,
     judge_all,
     judge_order,
 )
-from judgesdk.scorers.pairwise.ranking import STRATEGIES, Ranking, Strategy, _rank_notes, _selection_of, rank
-
-# judgesdk names the single module imported before the split, still found here
-from judgesdk.errors import InputError
-from judgesdk.estimation import estimate
-from judgesdk.provider import Provider, Usage
-from judgesdk.scorers.common import (
-    ScorerOptions,
-    template_override,
-    template_values,
-    total_usage,
-    variant_template,
-    worst_status,
-)
-from judgesdk.templates import Template, bundled_template_ids, load_template
-from judgesdk.types import Criterion, JudgeItem, ResultStatus, Scale, as_criterion
-
-_judge_all = judge_all  # its name before the split
+from judgesdk.scorers.pairwise.ranking import STRATEGIES, Ranking, Strategy, rank
 
 __all__ = [
     "H2H_SCALE", "PAIRWISE_SCALE", "PROTOCOLS", "SELECTIONS", "STRATEGIES",

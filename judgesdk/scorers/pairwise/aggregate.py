@@ -11,7 +11,7 @@ Bradley-Terry fit, and the positional bias of the comparisons made (004 §3.5).
   parameter) and a weak Gaussian prior (``l2``) that keeps strengths finite when an output wins every
   comparison and pins outputs of disconnected comparison graphs to 0. Strengths are log-odds, mean-centred.
 * :func:`positional_bias`: how often the first position won, by the one computation meta-evaluation also
-  uses (:func:`judgesdk.scorers.positional.position_bias`).
+  uses (:func:`judgesdk.stats.positional.position_bias`).
 """
 
 from __future__ import annotations
@@ -24,9 +24,9 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel
 
-from judgesdk.errors import InputError
+from judgesdk.core.errors import InputError
 from judgesdk.scorers.pairwise.comparison import OrderJudgement
-from judgesdk.scorers.positional import OrderVerdict, position_bias
+from judgesdk.stats.positional import OrderVerdict, position_bias
 
 Selection = Literal["full", "random", "no-repeat", "symmetric", "active"]
 

@@ -1,7 +1,7 @@
 """One comparison of two outputs for the same source, in one order or in both (004 §3.3, 001 §3.1).
 
 A comparison asks the judge which of two outputs is better and reads a label distribution with
-:func:`judgesdk.estimation.estimate` over the template's answer labels:
+:func:`judgesdk.estimation.estimate.estimate` over the template's answer labels:
 
 * ``protocol="pairwise"`` (004 §3.3): labels ``A`` / ``B`` after the answer prefix ("Response A",
   "Summary A"); the prompt-based classifier of 004 eq. 3 gives
@@ -24,12 +24,12 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from judgesdk.errors import InputError
-from judgesdk.estimation import estimate
-from judgesdk.provider import Provider, Usage
+from judgesdk.core.errors import InputError
+from judgesdk.core.types import Criterion, JudgeItem, ResultStatus, Scale, as_criterion
+from judgesdk.estimation.estimate import estimate
+from judgesdk.prompting.templates import Template, bundled_template_ids, load_template
+from judgesdk.provider.protocol import Provider, Usage
 from judgesdk.scorers.common import ScorerOptions, template_override, template_values, variant_template, worst_status
-from judgesdk.templates import Template, bundled_template_ids, load_template
-from judgesdk.types import Criterion, JudgeItem, ResultStatus, Scale, as_criterion
 
 Protocol = Literal["pairwise", "h2h"]
 Verdict = Literal["first", "second", "tie"]

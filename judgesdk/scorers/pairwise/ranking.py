@@ -14,8 +14,9 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from judgesdk.errors import InputError
-from judgesdk.provider import Provider, Usage
+from judgesdk.core.errors import InputError
+from judgesdk.core.types import Criterion, ResultStatus
+from judgesdk.provider.protocol import Provider, Usage
 from judgesdk.scorers.common import ScorerOptions, total_usage, worst_status
 from judgesdk.scorers.pairwise.adaptive import _active_comparisons, sort_outputs
 from judgesdk.scorers.pairwise.aggregate import (
@@ -30,7 +31,6 @@ from judgesdk.scorers.pairwise.aggregate import (
     win_ratios,
 )
 from judgesdk.scorers.pairwise.comparison import OrderJudgement, Protocol, _check_outputs, _setup, judge_all
-from judgesdk.types import Criterion, ResultStatus
 
 Strategy = Literal["full", "random", "no-repeat", "symmetric", "bradley-terry", "sort"]
 

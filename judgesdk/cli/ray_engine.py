@@ -1,0 +1,45 @@
+"""``judgesdk score --engine ray``: the same job as ``judgesdk score``, on a Ray cluster.
+
+Kept apart from :mod:`judgesdk.cli.score` so that the command imports Ray only when this engine is chosen.
+``-o`` names a folder here (one results file per write task, see :mod:`judgesdk.distributed.output`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from judgesdk.core.errors import ConfigError, InputError
+from judgesdk.distributed.engine import RayRun, require_ray, score_dataset
+from judgesdk.judging.judge_config import JudgeConfig
+
+
+def run_on_ray(args: argparse.Namespace, items: list[Any], criterion: Any, config: JudgeConfig) -> RayRun:
+    """Connect to the cluster at ``--address`` (``auto``: the one this node belongs to; none: start a
+    local one), judge ``items`` into the folder ``-o``, print the run's report (JSON on stderr)."""
+    if args.estimate:
+        raise InputError("--estimate calls no model: run it without --engine ray")
+    if getattr(config, "jury", None) is not None:
+        raise InputError("--engine ray does not run a [jury] yet: run it without --engine ray")
+    if args.output is None:
+        raise InputError("--engine ray writes a folder of results: give it with -o FOLDER")
+    if args.output.is_file():
+        raise InputError(f"-o {args.output} is a file: --engine ray writes a folder of results files; give a folder path")
+    ray = require_ray()
+    started = False
+    if not ray.is_initialized():
+        try:
+            ray.init(address=args.address, log_to_driver=False)
+        except (ConnectionError, RuntimeError, ValueError) as exc:
+            raise ConfigError(f"cannot reach a Ray cluster at --address {args.address}: {exc}") from None
+        started = True
+    try:
+        run = score_dataset(items, args.output, config=config, criterion=criterion)
+    finally:
+        if started:
+            ray.shutdown()
+    if not args.quiet:
+        print(json.dumps(run.model_dump()), file=sys.stderr)
+    return run

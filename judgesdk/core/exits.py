@@ -1,0 +1,30 @@
+"""The process exit codes, one table for every command (and for the release gate's verdict, which a library caller
+reads as ``Verdict.exit_code``).
+
+=====  ==================  ===============================================================================
+code   name                when
+=====  ==================  ===============================================================================
+0      ``OK``              done: every item has a score (some may carry a warning status such as
+                           ``low_coverage``); a gate passed; ``diff`` found nothing moved
+1      ``FAILED``          a quality gate failed; ``diff``: some item moved beyond the tolerance
+2      ``INCOMPLETE``      some items could not be judged (results written, statuses say which); a gate
+                           is inconclusive
+3      ``USAGE``           bad input, usage or configuration: one line says what to fix; nothing was judged
+                           unless the line says otherwise
+130    ``INTERRUPTED``     Ctrl-C: finished results were kept, and the same command resumes
+=====  ==================  ===============================================================================
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+__all__ = ["ExitCode"]
+
+
+class ExitCode(IntEnum):
+    OK = 0
+    FAILED = 1
+    INCOMPLETE = 2
+    USAGE = 3
+    INTERRUPTED = 130

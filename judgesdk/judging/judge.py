@@ -1,0 +1,413 @@
+"""The Judge: what applications call. ``score()``/``ascore()`` for one item, ``score_many()`` for many.
+
+A judge holds a fallback chain of providers (built lazily: a local model is loaded only when it is
+needed) and moves to the next one when a provider fails after its retries or cannot be built (no
+credentials). Each result names the provider that produced it. Async inside; the sync methods run
+on a private event loop owned by the judge, so sync callers never juggle loops and SDK clients stay on
+the loop they were created on. No global state: two judges share nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+from judgesdk.core.errors import ConfigError, InputError, JudgeSDKError, ProviderError, UnavailableError
+from judgesdk.core.provenance import Provenance, options_hash, sdk_version
+from judgesdk.core.types import Criterion, CriterionSpec, JudgeItem, JudgeResult, as_criteria, as_criterion
+from judgesdk.estimation.estimate import EstimationSettings
+from judgesdk.judging.judge_config import JudgeConfig, detect_chain, load_config
+from judgesdk.prompting.templates import Template, load_template
+from judgesdk.provider.layers.witness import collecting, served_by
+from judgesdk.provider.protocol import Provider
+from judgesdk.provider.stack import Extras, ProviderSource, assemble, witnessed
+from judgesdk.scorers import pairwise, scorer_for
+from judgesdk.scorers.common import ScorerOptions
+from judgesdk.scorers.multi import score_fine_grained
+from judgesdk.scorers.pairwise import Comparison, Ranking
+
+__all__ = ["CriterionSpec", "Judge", "ProviderSource", "as_criteria", "as_criterion"]
+
+T = TypeVar("T")
+log = logging.getLogger("judgesdk")
+_CANCEL_WAIT_S = 10.0  # how long Ctrl-C waits for cancelled calls to unwind
+
+
+class Judge:
+    def __init__(
+        self,
+        providers: ProviderSource | Sequence[ProviderSource],
+        *,
+        template: str | Path | Template | None = None,
+        method: str = "auto",
+        dataset: str | None = None,
+        method_options: Mapping[str, Any] | None = None,
+        settings: EstimationSettings | None = None,
+        concurrency: int = 4,
+    ) -> None:
+        chain = list(providers) if isinstance(providers, Sequence) else [providers]
+        if not chain:
+            raise InputError("a Judge needs at least one provider")
+        if concurrency < 1:
+            raise InputError(f"concurrency must be at least 1, got {concurrency}")
+        self._sources: list[ProviderSource] = chain
+        self._built: dict[int, Provider] = {}
+        self._broken: dict[int, str] = {}
+        scorer_for(method)  # fail now on an unknown method, not at the first item
+        self.options = ScorerOptions(
+            settings=settings or EstimationSettings(),
+            template=None if template is None else _template(template),
+            dataset=dataset,
+            extra=dict(method_options or {}),
+        )
+        self.method = method
+        self.concurrency = concurrency
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+
+    @classmethod
+    def from_config(
+        cls,
+        source: str | Path | Mapping[str, Any] | JudgeConfig | None = None,
+        *,
+        adapters: Sequence[ProviderSource] | None = None,
+        extras: Extras | Sequence[Extras | None] | None = None,
+    ) -> Judge:
+        """A judge from a TOML/YAML path, a mapping or a :class:`JudgeConfig` (plus ``JUDGESDK_*`` variables).
+
+        Each provider is the config's (or one of ``adapters``, replacing the configured chain, e.g. a scripted
+        provider in tests) under the config's layers and a run's ``extras`` (a budget, a meter, a deferral, a
+        shared limiter; one for the whole chain, or one per provider of it), stacked by
+        :func:`judgesdk.provider.stack.assemble`; configured adapters are under their ``rate_limit``. Providers are
+        built on first use.
+        """
+        import os
+
+        config = load_config(source)
+        if config.jury is not None:  # one judge cannot stand for several: it would quietly judge with the top-level chain
+            raise ConfigError(
+                "this config has a [jury] section, which one Judge cannot answer: use judgesdk.jury.Jury.from_config "
+                "(judgesdk score reads it), or remove [jury] to judge with the top-level providers"
+            )
+        chain: Sequence[Any] = adapters if adapters is not None else (config.providers or detect_chain(os.environ))
+        plan = config.stack_plan()
+        each = list(extras) if isinstance(extras, Sequence) else [extras] * len(chain)
+        return cls(
+            [_stacked(source, plan, added) for source, added in zip(chain, each, strict=True)],
+            template=config.template,
+            method=config.method,
+            dataset=config.dataset,
+            method_options=config.method_options,
+            settings=config.estimation,
+            concurrency=config.concurrency,
+        )
+
+    # -- async API -------------------------------------------------------------------------------
+
+    async def ascore(
+        self,
+        output: str,
+        *,
+        source: str | None = None,
+        context: str | None = None,
+        reference: str | None = None,
+        criterion: CriterionSpec = "overall quality",
+        method: str | None = None,
+        item_id: str | None = None,
+    ) -> JudgeResult:
+        """Judge one output. Several criteria (a list) give 002's fine-grained result: their mean, with each
+        criterion's result in ``parts``; the criteria of one output are asked together, so with
+        ``template="direct.likert.shared_criteria"`` a local model evaluates the shared prompt once."""
+        item = JudgeItem(output=output, source=source, context=context, reference=reference, id=item_id)
+        return await self._judge(item, as_criteria(criterion), method or self.method)
+
+    async def ascore_many(
+        self,
+        items: Iterable[JudgeItem | Mapping[str, Any]],
+        *,
+        criterion: CriterionSpec = "overall quality",
+        method: str | None = None,
+        on_result: Callable[[int, JudgeResult], None] | None = None,
+    ) -> list[JudgeResult]:
+        """Judge many items with at most ``concurrency`` in flight; results in input order. ``criterion``
+        may be a list (fine-grained, as in :meth:`ascore`).
+
+        A failing item (its providers failed, or something untyped raised while judging it) becomes a result
+        with status ``error``; every other result is still returned (and handed to ``on_result`` as soon as it
+        exists, so callers can persist progress). A typed error meant for the caller (:class:`InputError`,
+        :class:`ConfigError`, a budget stop) stops the run: the items in flight are cancelled first.
+        """
+        parsed = [item if isinstance(item, JudgeItem) else JudgeItem.model_validate(item) for item in items]
+        gate = asyncio.Semaphore(self.concurrency)
+        crit = as_criteria(criterion)
+
+        async def one(index: int, item: JudgeItem) -> JudgeResult:
+            async with gate:
+                try:
+                    result = await self._judge(item, crit, method or self.method)
+                except JudgeSDKError:  # typed and meant for the caller (bad input or config, a budget stop): it
+                    raise  # stops the run (below); provider failures never get here, the chain made them results
+                except Exception as exc:  # noqa: BLE001 - anything else is this item's status; the others go on
+                    result = _item_failed(item, crit, method or self.method, exc)
+            if on_result is not None:
+                on_result(index, result)
+            return result
+
+        tasks = [asyncio.ensure_future(one(i, item)) for i, item in enumerate(parsed)]
+        try:
+            return list(await asyncio.gather(*tasks))
+        except BaseException:  # stop the other items before returning, so none reports after the caller's cleanup
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
+
+    async def acompare(
+        self, a: str, b: str, *, source: str, criterion: Criterion | str = "overall quality", protocol: str = "pairwise"
+    ) -> Comparison:
+        """P(``a`` better than ``b``) from both orders (004), per-order detail, tie and verdicts (``h2h``: 001)."""
+        crit = as_criterion(criterion)
+        return await self._chain(lambda p: pairwise.compare(p, a, b, source=source, criterion=crit, options=self.options, protocol=protocol))  # type: ignore[arg-type]
+
+    async def arank(
+        self,
+        outputs: Sequence[str],
+        *,
+        source: str,
+        criterion: Criterion | str = "overall quality",
+        strategy: str = "full",
+        budget: int | None = None,
+        **kwargs: Any,
+    ) -> Ranking:
+        """Rank outputs of one source by comparisons (004 §3.4): full, random, no-repeat, symmetric, bradley-terry.
+
+        ``kwargs`` go to :func:`judgesdk.scorers.pairwise.rank` (``protocol``, ``selection``, ``seed``, ``hard``, ``ids``).
+        """
+        crit = as_criterion(criterion)
+        return await self._chain(
+            lambda p: pairwise.rank(p, outputs, source=source, criterion=crit, strategy=strategy, budget=budget, options=self.options, **kwargs)  # type: ignore[arg-type]
+        )
+
+    async def _chain(self, call: Callable[[Provider], Awaitable[T]]) -> T:
+        """``call`` on the first working provider, with earlier failures in its notes; ``_ChainFailed`` (a
+        ProviderError naming every failure) when none works."""
+        result, failures = await self._first_success(call)
+        return result.model_copy(update={"notes": [*failures, *result.notes]}) if failures else result  # type: ignore[attr-defined]
+
+    async def aclose(self) -> None:
+        """Close the providers this judge built from factories (config); instances passed in stay open,
+        since their owner may share them between judges."""
+        for index, provider in self._built.items():
+            if self._sources[index] is provider.inner:  # type: ignore[attr-defined]
+                continue
+            await provider.aclose()
+        self._built.clear()
+
+    # -- sync API --------------------------------------------------------------------------------
+
+    def run(self, coro: Awaitable[T]) -> T:
+        """Run a coroutine that uses this judge's providers on the judge's own event loop (where its SDK
+        clients and local model worker live), from synchronous code."""
+        return self._sync(coro)
+
+    def score(self, output: str, **kwargs: Any) -> JudgeResult:
+        return self._sync(self.ascore(output, **kwargs))
+
+    def score_many(self, items: Iterable[JudgeItem | Mapping[str, Any]], **kwargs: Any) -> list[JudgeResult]:
+        return self._sync(self.ascore_many(items, **kwargs))
+
+    def compare(self, a: str, b: str, **kwargs: Any) -> Comparison:
+        return self._sync(self.acompare(a, b, **kwargs))
+
+    def rank(self, outputs: Sequence[str], **kwargs: Any) -> Ranking:
+        return self._sync(self.arank(outputs, **kwargs))
+
+    def close(self) -> None:
+        if self._loop is not None:
+            self._sync(self.aclose())
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            if self._thread is not None:
+                self._thread.join(timeout=10)
+            self._loop.close()
+            self._loop = None
+
+    def __enter__(self) -> Judge:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _sync(self, coro: Awaitable[T]) -> T:
+        if self._loop is None:
+            self._loop = asyncio.new_event_loop()
+            self._thread = threading.Thread(target=self._loop.run_forever, name="judgesdk-loop", daemon=True)
+            self._thread.start()
+        ended = threading.Event()
+
+        async def watched() -> T:
+            try:
+                return await coro
+            finally:
+                ended.set()
+
+        future = asyncio.run_coroutine_threadsafe(watched(), self._loop)
+        try:
+            return future.result()
+        except KeyboardInterrupt:  # Ctrl-C: stop the calls in flight, and return only once none can still
+            future.cancel()  # hand a result to a callback (the caller is about to close its results file)
+            ended.wait(timeout=_CANCEL_WAIT_S)
+            raise
+
+    # -- the chain -------------------------------------------------------------------------------
+
+    def provider(self, index: int = 0) -> Provider:
+        """The chain's ``index``-th provider as the judge uses it (the whole stack: coalescing, cache,
+        retry, rate limit, adapter), built now if it was not yet. Read a layer's counters with
+        :func:`judgesdk.provider.protocol.find_layer`."""
+        if not 0 <= index < len(self._sources):
+            raise InputError(f"provider index {index} is outside the chain of {len(self._sources)}")
+        return self._provider(index).inner  # type: ignore[attr-defined] # under the judge's Witness
+
+    @property
+    def providers_in_use(self) -> list[Provider]:
+        """The chain's providers built so far (those a call has needed), as whole stacks; nothing is built."""
+        return [self._built[i].inner for i in sorted(self._built)]  # type: ignore[attr-defined]
+
+    def _provider(self, index: int) -> Provider:
+        """The built stack under the witness (:func:`judgesdk.provider.stack.witnessed`), which sees every answer it gives."""
+        if index not in self._built:
+            source = self._sources[index]
+            self._built[index] = witnessed(_as_builder(source)())
+        return self._built[index]
+
+    async def _judge(self, item: JudgeItem, criteria: tuple[Criterion, ...], method: str) -> JudgeResult:
+        """One item through the chain; when every provider fails, an ``error`` result that says why. A result
+        carries the :class:`Provenance` of the provider that produced it and of the responses it rests on
+        (each provider tried gets a fresh collector, so a failed attempt's answers are not credited)."""
+        call = _scoring_call(item, criteria, method, self.options)
+
+        async def attributed(provider: Provider) -> JudgeResult:
+            with collecting() as calls:
+                result = await call(provider)
+            return result.model_copy(update={"provenance": self._provenance(provider, method, calls, result)})
+
+        started = time.perf_counter()
+        try:
+            return await self._chain(attributed)
+        except _ChainFailed as exc:
+            return _error_result(item, criteria, method, str(exc), latency_s=time.perf_counter() - started)
+
+    def _provenance(self, provider: Provider, method: str, calls: list[Any], result: JudgeResult) -> Provenance:
+        served, templates = served_by(calls)
+        fits = {r.details.get("calibration") for r in [result, *(result.parts or {}).values()]} - {None, ""}
+        return Provenance(
+            sdk=sdk_version(),
+            provider=provider.kind,
+            model=provider.model,
+            method=method,
+            options=options_hash(self.options.extra, self.options.settings.model_dump(mode="json")),
+            served=served,
+            templates=templates,
+            calibration=" | ".join(sorted(str(f) for f in fits)) or None,
+        )
+
+    def check_providers(self) -> list[str]:
+        """Build every provider of the chain now and return why each one that cannot be built is skipped;
+        :class:`ConfigError` when none can be (no model file, no key...), so that a run fails once, before any
+        item, instead of writing one error per item. A local model is not loaded here (only its file checked)."""
+        for index in range(len(self._sources)):
+            self._usable(index)
+        self.require_usable()
+        return self.unusable
+
+    def require_usable(self) -> None:
+        """:class:`ConfigError` naming every provider's reason once none of the chain can be used."""
+        if not self.usable:
+            raise ConfigError("no provider of the chain can be used: " + "; ".join(self.unusable))
+
+    @property
+    def usable(self) -> bool:
+        """False once every provider of the chain is known to be unusable (it could not be built, or its
+        model would not load)."""
+        return len(self._broken) < len(self._sources)
+
+    @property
+    def unusable(self) -> list[str]:
+        """Why each provider known to be unusable is skipped, in chain order."""
+        return [self._broken[i] for i in sorted(self._broken)]
+
+    def _usable(self, index: int) -> Provider | None:
+        """The chain's ``index``-th provider, or None when it cannot be built (remembered for the judge's lifetime)."""
+        if index in self._broken:
+            return None
+        try:
+            return self._provider(index)
+        except ProviderError as exc:  # e.g. no credentials or no model file
+            self._broken[index] = f"provider {index} unavailable: {exc}"
+            return None
+
+    async def _first_success(self, call: Callable[[Provider], Awaitable[T]]) -> tuple[T, list[str]]:
+        """Run ``call`` on the first provider of the chain that can be built and does not fail.
+
+        Returns the value and what failed before it; raises ``_ChainFailed`` when every provider failed.
+        """
+        failures: list[str] = []
+        for index in range(len(self._sources)):
+            provider = self._usable(index)
+            if provider is None:
+                failures.append(self._broken[index])
+                continue
+            try:
+                return await call(provider), failures
+            except UnavailableError as exc:  # it will fail every item the same way: skip it from now on
+                self._broken[index] = f"provider {index} unavailable: {exc}"
+                failures.append(self._broken[index])
+            except ProviderError as exc:
+                failures.append(f"{provider.kind}/{provider.model} failed: {exc}")
+        raise _ChainFailed("every provider failed: " + "; ".join(failures))
+
+
+class _ChainFailed(ProviderError):
+    """Every provider of the chain failed; the message lists why."""
+
+
+def _item_failed(item: JudgeItem, criteria: tuple[Criterion, ...], method: str, exc: Exception) -> JudgeResult:
+    """An ``error`` result for an item whose judging raised something untyped (a bug in a scorer or an adapter),
+    named by its type; the traceback is logged at DEBUG (``-v`` on the CLI)."""
+    log.debug("item %s: unexpected error", item.id, exc_info=exc)
+    return _error_result(item, criteria, method, f"unexpected {type(exc).__name__}: {exc} (run with -v for the traceback)")
+
+
+def _error_result(item: JudgeItem, criteria: tuple[Criterion, ...], method: str, error: str, latency_s: float = 0.0) -> JudgeResult:
+    return JudgeResult(
+        score=None, status="error", criterion="+".join(c.name for c in criteria), method=method, error=error, latency_s=latency_s, item_id=item.id
+    )
+
+
+def _template(template: str | Path | Template) -> Template:
+    return template if isinstance(template, Template) else load_template(template)
+
+
+def _as_builder(source: ProviderSource) -> Callable[[], Provider]:
+    """A factory for a provider given as an instance or as a factory."""
+    return (lambda: source) if hasattr(source, "generate") else source  # type: ignore[return-value]
+
+
+def _stacked(source: Any, plan: Any, extras: Extras | None) -> Callable[[], Provider]:
+    """A factory of the whole stack over ``source`` (a provider config, an adapter or an adapter's factory)."""
+    return lambda: assemble(source, plan, extras)
+
+
+def _scoring_call(
+    item: JudgeItem, criteria: tuple[Criterion, ...], method: str, options: ScorerOptions
+) -> Callable[[Provider], Awaitable[JudgeResult]]:
+    """The scorer call for one item: the method's scorer for one criterion, fine-grained for several."""
+    scorer = scorer_for(method)
+    if len(criteria) == 1:
+        return lambda p: scorer(p, item, criteria[0], options, method)
+    return lambda p: score_fine_grained(p, item, criteria, options, method)

@@ -1,0 +1,361 @@
+"""Configuration as pydantic models, from a TOML/YAML file, a mapping, and ``JUDGESDK_*`` variables.
+
+Switching the model behind a judge is a config change only::
+
+    [[providers]]            # tried in order: a fallback chain
+    kind = "openai"
+    model = "gpt-4o-mini"
+
+    [[providers]]
+    kind = "local"           # the embedded Gemma 3 270M, or model_path = "any.gguf"
+
+With no providers configured, the chain is detected: OpenAI if ``OPENAI_API_KEY`` is set, then Anthropic
+if ``ANTHROPIC_API_KEY`` is set, then the embedded local model. API keys are read from the environment
+(``api_key_env``), never stored in config files or the cache.
+
+Provider kinds, their typed ``[providers.options]``, default models and capabilities come from the provider
+registry (:mod:`judgesdk.provider.registry`): an unknown kind or option is a :class:`ConfigError` naming the valid
+ones, found when the config is loaded; an adapter's module is imported only for the kinds in use.
+
+A ``[jury]`` section (:class:`JuryConfig`, run by :mod:`judgesdk.jury`) asks several judges instead of one::
+
+    [jury]
+    aggregate = "mean"        # mean | median | majority | weights (with weights_from = "labels.jsonl")
+    min_judges = 2            # fewer judges with a score: the item is an error saying so (default: every judge)
+    disagreement = 1.5        # flag an item when its judges' scores spread by more (default: 1/4 of the scale)
+
+    [[jury.judges]]
+    name = "geval-local"
+    method = "geval"
+    provider = { kind = "local" }   # a [[providers]] entry, or a list of them: this judge's own fallback chain
+
+A judge's unset ``provider``, ``method``, ``template`` are the top-level ones; its ``method_options`` add to them.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from judgesdk.core.errors import ConfigError
+from judgesdk.core.types import Criterion
+from judgesdk.estimation.estimate import EstimationSettings
+from judgesdk.provider.layers.breaker import OverloadConfig
+from judgesdk.provider.layers.retry import RetryPolicy
+from judgesdk.provider.settings import NO_KEY_IN_CONFIG, CacheConfig, ProviderConfig
+from judgesdk.provider.stack import StackPlan
+from judgesdk.records import Ask
+from judgesdk.scorers.method_options import METHOD_KEYS
+from judgesdk.scorers.method_options import problem as method_options_problem
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+# The detected chain (no providers configured): these hosted kinds where their vendor's key is set, in this
+# order, then the embedded local model. A documented default, not a list of kinds: any registered kind can be
+# configured. The variables are named here so that detecting imports no adapter.
+DETECTED_HOSTED = (("openai", "OPENAI_API_KEY"), ("anthropic", "ANTHROPIC_API_KEY"))
+DETECTED_FALLBACK = "local"
+
+
+class JudgeConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid", hide_input_in_errors=True)
+
+    providers: list[ProviderConfig] = Field(default_factory=list)
+    template: str | None = None  # None: each method's own default template
+    method: str = "auto"  # the fused judge where fitted (local model, summaries), else geval
+    dataset: str | None = None  # selects dataset-specific prompt variants where a paper prints them
+    method_options: dict[str, Any] = Field(default_factory=dict)  # per-method settings: rungs, k, normalization...
+    concurrency: int = Field(default=4, ge=1)
+    retry: RetryPolicy = Field(default_factory=RetryPolicy)
+    overload: OverloadConfig = Field(default_factory=OverloadConfig)  # adaptive concurrency, circuit breaker
+    cache: CacheConfig = Field(default_factory=CacheConfig)
+    estimation: EstimationSettings = Field(default_factory=EstimationSettings)
+    jury: JuryConfig | None = None  # several judges instead of one (judgesdk.jury); None: this judge alone
+
+    @field_validator("method_options")
+    @classmethod
+    def _known_method_options(cls, value: dict[str, Any]) -> dict[str, Any]:
+        """Settings of several methods may share one config, but a key that no method reads is a typo."""
+        found = method_options_problem(value)
+        if found is not None:
+            raise ValueError(found)
+        return value
+
+    @model_validator(mode="after")
+    def _jury_judges(self) -> JudgeConfig:
+        """Each judge as it will run (its unset fields the top-level ones): a method whose scores are on the
+        criterion's scale, its options read by that method, and no two judges the same."""
+        if self.jury is None:
+            return self
+        seen: dict[str, str] = {}
+        for judge in self.jury.judges:
+            member = jury_member_config(self, judge)
+            where = f"jury judge {judge.name!r}"
+            if member.method not in METHOD_KEYS:  # the top-level method, inherited
+                raise ValueError(f"{where} inherits method {member.method!r}, which is unknown; choose one of {', '.join(METHOD_KEYS)}")
+            if member.method in OFF_SCALE:
+                raise ValueError(
+                    f"{where} uses method {member.method!r}, whose score is {OFF_SCALE[member.method]}, not a value on the "
+                    "criterion's scale: a jury averages and compares its judges' scores on one scale; choose a method "
+                    "that answers on it (geval, direct, sampling, rts, mcq, fusion, fused, auto)"
+                )
+            found = method_options_problem(judge.method_options, METHOD_KEYS[member.method], f" for method {member.method!r}")
+            if found is not None:
+                raise ValueError(f"{where}: method_options: {found}")
+            same = json.dumps(member.model_dump(mode="json", include=_ANSWERING), sort_keys=True)
+            if same in seen:
+                raise ValueError(
+                    f"jury judges {seen[same]!r} and {judge.name!r} are the same judge (provider, method, template and "
+                    "options): a jury's agreement means something only between different judges; change one of them"
+                )
+            seen[same] = judge.name
+        return self
+
+
+    def stack_plan(self) -> StackPlan:
+        """The layers this config stacks over each provider (:func:`judgesdk.provider.stack.assemble`)."""
+        return StackPlan(retry=self.retry, overload=self.overload, cache=self.cache)
+
+# Methods whose score is not a value on the criterion's scale (see their scorers' docstrings): a jury refuses them.
+OFF_SCALE = {"likelihood": "a log-probability", "synthetic": "a ranking score against a ladder of references"}
+_ANSWERING = {"providers", "method", "template", "dataset", "method_options", "estimation"}  # what makes two judges differ
+
+
+class JuryJudgeConfig(BaseModel):
+    """One judge of a jury: a name, a provider (or its own fallback chain) and a method. Unset fields are the
+    top-level config's: ``provider`` its ``[[providers]]`` chain (or the detected one), ``method`` and
+    ``template`` its own; ``method_options`` are added to the top-level ones."""
+
+    model_config = ConfigDict(extra="forbid", hide_input_in_errors=True)
+
+    name: str
+    provider: list[ProviderConfig] | None = None
+    method: str | None = None
+    template: str | None = None
+    method_options: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("name")
+    @classmethod
+    def _named(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError('a jury judge needs a non-empty name, e.g. name = "geval-local"')
+        return value.strip()
+
+    @field_validator("provider", mode="before")
+    @classmethod
+    def _one_or_a_chain(cls, value: Any) -> Any:
+        """``provider = {kind = ...}`` (one) or an array of them (a fallback chain)."""
+        if isinstance(value, Mapping):
+            return [value]
+        if isinstance(value, list) and not value:
+            raise ValueError("an empty list names no provider: give one (or a list), or leave provider out to use [[providers]]")
+        return value
+
+    @field_validator("method")
+    @classmethod
+    def _known_method(cls, value: str | None) -> str | None:
+        if value is not None and value not in METHOD_KEYS:
+            close = difflib.get_close_matches(value, list(METHOD_KEYS), n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ValueError(f"unknown method {value!r}{hint}; choose one of {', '.join(METHOD_KEYS)}")
+        return value
+
+
+class JuryConfig(BaseModel):
+    """The ``[jury]`` section: its judges, how their scores become one, and when an item goes to a person."""
+
+    model_config = ConfigDict(extra="forbid", hide_input_in_errors=True)
+
+    judges: list[JuryJudgeConfig]
+    aggregate: Literal["mean", "median", "majority", "weights"] = "mean"
+    min_judges: int | None = Field(default=None, ge=1)  # judges with a score an item needs; None: every judge
+    disagreement: float | None = Field(default=None, gt=0)  # max - min of the judges' scores that flags an item
+    weights_from: Path | None = None  # labels JSONL ({"id", "label"}) of items of the run: aggregate = "weights"
+
+    @model_validator(mode="after")
+    def _coherent(self) -> JuryConfig:
+        if len(self.judges) < 2:
+            raise ValueError(f"a jury needs at least two judges ([[jury.judges]] entries), got {len(self.judges)}")
+        names = [judge.name for judge in self.judges]
+        repeated = sorted({name for name in names if names.count(name) > 1})
+        if repeated:
+            raise ValueError(f"jury judges need distinct names: {', '.join(map(repr, repeated))} is used twice")
+        if self.min_judges is not None and self.min_judges > len(self.judges):
+            raise ValueError(f"min_judges = {self.min_judges} is more than the jury's {len(self.judges)} judges")
+        if self.aggregate == "weights" and self.weights_from is None:
+            raise ValueError(
+                'aggregate = "weights" fits each judge\'s weight on human labels: set weights_from = "labels.jsonl" '
+                '(one {"id": ..., "label": number} per line, ids of items in the run)'
+            )
+        if self.aggregate != "weights" and self.weights_from is not None:
+            raise ValueError(f'weights_from is read only with aggregate = "weights" (aggregate is {self.aggregate!r})')
+        if self.weights_from is not None and not self.weights_from.is_file():
+            raise ValueError(f"weights_from: labels file {self.weights_from} does not exist (a path from the working directory)")
+        return self
+
+    @property
+    def needed(self) -> int:
+        """Judges with a score an item needs (``min_judges``, or every judge)."""
+        return self.min_judges or len(self.judges)
+
+    def every_judge_sets(self, field: str) -> bool:
+        """Whether every judge sets ``field`` itself, so that the top-level value (or a flag) reaches none."""
+        return all(getattr(judge, field) is not None for judge in self.judges)
+
+
+JudgeConfig.model_rebuild()  # its jury field names JuryConfig, defined after it
+
+
+def jury_member_config(config: JudgeConfig, judge: JuryJudgeConfig) -> JudgeConfig:
+    """The config of one jury judge: the top-level one (without its jury) with the judge's own fields."""
+    data = config.model_dump(exclude={"jury"})
+    if judge.provider is not None:
+        data["providers"] = [provider.model_dump() for provider in judge.provider]
+    data["method"] = judge.method or config.method
+    data["template"] = judge.template or config.template
+    data["method_options"] = {**config.method_options, **judge.method_options}
+    return JudgeConfig.model_validate(data)
+
+
+def load_config(source: str | Path | Mapping[str, Any] | JudgeConfig | None = None) -> JudgeConfig:
+    """A validated config from a file path, a mapping or a config object, then ``JUDGESDK_*`` overrides."""
+    if isinstance(source, JudgeConfig):
+        data: dict[str, Any] = source.model_dump()
+    elif isinstance(source, Mapping):
+        data = dict(source)
+    elif source is None:
+        data = {}
+    else:
+        data = _read_file(Path(source))
+    data = _apply_env(data, os.environ)
+    try:
+        return JudgeConfig.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(f"invalid judgesdk config: {validation_summary(exc)}") from None
+
+
+def validation_summary(exc: ValidationError) -> str:
+    """One line naming each bad field and what is wrong, never the value given (it may be a secret)."""
+    parts = []
+    for error in exc.errors(include_url=False, include_input=False, include_context=False):
+        where = ".".join(str(part) for part in error["loc"])
+        message = str(error["msg"]).removeprefix("Value error, ")
+        if error["type"] == "extra_forbidden":
+            message = "unknown field"
+            if "key" in where.rsplit(".", 1)[-1].lower():
+                message += f" ({NO_KEY_IN_CONFIG})"
+            elif len(error["loc"]) >= 3 and error["loc"][-3] in ("providers", "provider"):  # [[providers]] or a jury judge's
+                close = difflib.get_close_matches(str(error["loc"][-1]), list(ProviderConfig.model_fields), n=1, cutoff=0.75)
+                message += f" (did you mean {close[0]!r}?)" if close else (
+                    " (adapter options such as model_path or n_gpu_layers go under [providers.options])"
+                )
+        parts.append(f"{where}: {message}" if where else message)
+    return "; ".join(parts)
+
+
+def _read_file(path: Path) -> dict[str, Any]:
+    if not path.exists():
+        raise ConfigError(f"config file {path} does not exist")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"config {path} is not UTF-8 text (byte {exc.start}): save it as UTF-8") from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read config {path}: {exc.strerror or exc}") from None
+    if path.suffix == ".toml":
+        try:
+            return tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:  # names the line and column, never quotes the line
+            raise ConfigError(f"cannot read config {path}: {exc}") from None
+    if path.suffix not in (".yaml", ".yml"):
+        raise ConfigError(f"config {path} must be .toml, .yaml or .yml")
+    import yaml
+
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"cannot read config {path}: {_yaml_problem(exc)}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, Mapping):
+        found = {list: "a list", str: "a string", bool: "true/false"}.get(type(data), "a number")
+        raise ConfigError(f"config {path} must hold settings as keys (providers:, method:, ...) at its top level, not {found}")
+    return dict(data)
+
+
+def _yaml_problem(exc: Exception) -> str:
+    """One line: what the YAML parser found and where, without the snippet of the line it quotes (which may
+    hold a secret)."""
+    problem = getattr(exc, "problem", None) or getattr(exc, "context", None)
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    if not problem:
+        return "not valid YAML"
+    where = f" (at line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
+    return f"not valid YAML: {problem}{where}"
+
+
+def _apply_env(data: dict[str, Any], env: Mapping[str, str]) -> dict[str, Any]:
+    """``JUDGESDK_PROVIDER``/``_MODEL``/``_BASE_URL`` replace the chain with one provider;
+    ``JUDGESDK_CACHE_DIR``, ``JUDGESDK_CACHE_SIZE_MB``, ``JUDGESDK_NO_CACHE=1``, ``JUDGESDK_CONCURRENCY``,
+    ``JUDGESDK_METHOD`` override."""
+    data = dict(data)
+    if env.get("JUDGESDK_PROVIDER"):
+        provider: dict[str, Any] = {"kind": env["JUDGESDK_PROVIDER"]}
+        for key, name in (("model", "JUDGESDK_MODEL"), ("base_url", "JUDGESDK_BASE_URL"), ("api", "JUDGESDK_API")):
+            if env.get(name):
+                provider[key] = env[name]
+        data["providers"] = [provider]
+    cache = dict(data.get("cache") or {})
+    if env.get("JUDGESDK_CACHE_DIR"):
+        cache["directory"] = env["JUDGESDK_CACHE_DIR"]
+    if env.get("JUDGESDK_CACHE_SIZE_MB"):
+        cache["size_limit_mb"] = env["JUDGESDK_CACHE_SIZE_MB"]
+    if env.get("JUDGESDK_NO_CACHE") in ("1", "true", "yes"):
+        cache["enabled"] = False
+    data["cache"] = cache
+    if env.get("JUDGESDK_CONCURRENCY"):
+        data["concurrency"] = env["JUDGESDK_CONCURRENCY"]
+    if env.get("JUDGESDK_METHOD"):
+        data["method"] = env["JUDGESDK_METHOD"]
+    return data
+
+
+def detect_chain(env: Mapping[str, str]) -> list[ProviderConfig]:
+    """The default fallback chain: hosted providers whose keys are set, then the embedded local model."""
+    chain = [ProviderConfig(kind=kind) for kind, variable in DETECTED_HOSTED if env.get(variable)]
+    chain.append(ProviderConfig(kind=DETECTED_FALLBACK))
+    return chain
+
+
+# -- the question a results row answers --------------------------------------------------------------
+
+
+def ask_for(config: JudgeConfig, criteria: Criterion | Sequence[Criterion], method: str | None = None) -> Ask:
+    """The :class:`Ask` of judging ``criteria`` with ``method`` (default: the config's) under ``config``."""
+    chosen = (criteria,) if isinstance(criteria, Criterion) else tuple(criteria)
+    method = method or config.method
+    answers_depend_on = {
+        "criteria": [c.model_dump(mode="json") for c in chosen],
+        "method": method,
+        "template": config.template,
+        "dataset": config.dataset,
+        "method_options": config.method_options,
+        "estimation": config.estimation.model_dump(mode="json"),
+        "providers": [
+            {"kind": p.kind, "model": p.model, "base_url": p.base_url, "api": p.api, "capabilities": p.capabilities, "options": p.options}
+            for p in config.providers
+        ],
+    }
+    digest = hashlib.sha256(json.dumps(answers_depend_on, sort_keys=True, default=str).encode()).hexdigest()[:10]
+    return Ask(criterion="+".join(c.name for c in chosen), method=method, config=digest)

@@ -1,0 +1,199 @@
+"""Prices and token usage: what a model's tokens cost, and what a set of results used and cost.
+
+:func:`summarize_usage` totals the usage every :class:`JudgeResult` carries, per provider/model, split into
+what was *billed* (results not served from the cache) and all of it. Prices come from LiteLLM's bundled
+price map, read offline (``LITELLM_LOCAL_MODEL_COST_MAP=True`` is set before LiteLLM is imported, so
+nothing is fetched), or from explicit prices (:class:`CostModel`). A local model, or a model the map does
+not know, gets cost ``None`` and a note saying why: never a made-up number.
+
+The budget cap that spends against these prices is a provider wrapper, :mod:`judgesdk.provider.layers.budget`; the runner
+that stops a run cleanly at the cap is :func:`judgesdk.judging.runners.score_within_budget`.
+found here, with a :class:`DeprecationWarning` (this module sits below both).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from judgesdk.core.types import JudgeResult
+from judgesdk.provider.protocol import Usage
+from judgesdk.provider.registry import pricing
+
+__all__ = ["CostModel", "CostReport", "Price", "UsageGroup", "price_for", "summarize_usage"]
+
+
+class CostModel(BaseModel):
+    """Configured prices to turn token usage into money (USD per million tokens), instead of the price map."""
+
+    usd_per_million_input: float = 0.0
+    usd_per_million_output: float = 0.0
+    usd_per_million_cached_input: float | None = None  # default: the input price
+    # prompt-cache writes; default: the input price, x1.25 for kind "anthropic" (its registry pricing; set it
+    # for Claude behind LiteLLM)
+    usd_per_million_cache_write: float | None = None
+
+
+# Anthropic's prompt-cache multipliers of the input price (5-minute TTL), for a price source that gives none
+ANTHROPIC_CACHE_WRITE = 1.25
+ANTHROPIC_CACHE_READ = 0.1
+
+
+class Price(BaseModel):
+    """USD per token.
+
+    ``usage.input_tokens`` counts every prompt token; of those, ``cached_input_tokens`` (read from a prompt
+    cache) are priced at ``cached_input`` and ``cache_write_input_tokens`` (written to one, as Anthropic
+    bills them) at ``cache_write_input``, the rest at ``input``.
+    """
+
+    input: float
+    output: float
+    cached_input: float | None = None  # None: same as input
+    cache_write_input: float | None = None  # None: same as input
+    source: str
+
+    def cost(self, usage: Usage) -> float:
+        cached, written = usage.cached_input_tokens, usage.cache_write_input_tokens
+        cached_price = self.input if self.cached_input is None else self.cached_input
+        write_price = self.input if self.cache_write_input is None else self.cache_write_input
+        plain = usage.input_tokens - cached - written
+        return plain * self.input + cached * cached_price + written * write_price + usage.output_tokens * self.output
+
+
+def _litellm_price_map() -> Mapping[str, Any] | None:
+    """LiteLLM's bundled price map, never fetched from the network; None when LiteLLM is not installed."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    try:
+        import litellm
+    except ImportError:
+        return None
+    return litellm.model_cost
+
+
+def _candidates(kind: str, model: str) -> list[str]:
+    names = [model, f"{pricing(kind).map_prefix or kind}/{model}"]
+    if "/" in model:
+        names.append(model.split("/", 1)[1])  # litellm routes: "anthropic/claude-..." -> "claude-..."
+    return names
+
+
+def price_for(kind: str, model: str, prices: CostModel | None = None) -> tuple[Price | None, str]:
+    """The per-token price of ``kind``/``model`` and where it came from, or None and why there is none.
+
+    How a kind is priced (locally: no price; its price-map prefix; its prompt-cache multipliers) is what its
+    adapter declares in the provider registry (:func:`judgesdk.provider.registry.pricing`). Prompt-cache writes are priced at the map's ``cache_creation_input_token_cost``, reads at its
+    ``cache_read_input_token_cost``; where the map gives none, an Anthropic model gets Anthropic's
+    multipliers of the input price (writes 1.25x, reads 0.1x) and any other model the input price. With
+    configured ``prices``, reads cost ``usd_per_million_cached_input`` (default: the input price) and
+    writes ``usd_per_million_cache_write`` (default: the input price, times 1.25 for ``kind="anthropic"``).
+    """
+    if prices is not None:
+        per_token = 1e-6
+        cached = None if prices.usd_per_million_cached_input is None else prices.usd_per_million_cached_input * per_token
+        written = prices.usd_per_million_cache_write
+        price = Price(
+            input=prices.usd_per_million_input * per_token, output=prices.usd_per_million_output * per_token,
+            cached_input=cached, source="configured prices",
+            cache_write_input=_anthropic_write(kind, prices.usd_per_million_input * per_token) if written is None else written * per_token,
+        )  # fmt: skip
+        return price, price.source
+    if pricing(kind).local:
+        return None, f"{kind}/{model}: runs locally, so there is no per-token price"
+    table = _litellm_price_map()
+    if table is None:
+        return None, f"{kind}/{model}: LiteLLM is not installed, so its price map is unavailable (pip install 'judgesdk[litellm]' or set prices)"
+    for name in _candidates(kind, model):
+        entry = table.get(name)
+        if isinstance(entry, Mapping) and entry.get("input_cost_per_token") is not None:
+            return _map_price(kind, name, entry), f"LiteLLM price map: {name}"
+    return None, f"{kind}/{model} is not in LiteLLM's bundled price map: cost unknown (set prices to estimate it)"
+
+
+def _anthropic_write(kind: str, input_price: float) -> float | None:
+    """The cache-write price ``kind`` declares for ``input_price`` input (Anthropic's 1.25x), or None (same as input)."""
+    multiplier = pricing(kind).cache_write
+    return None if multiplier is None else input_price * multiplier
+
+
+def _map_price(kind: str, name: str, entry: Mapping[str, Any]) -> Price:
+    """A price from one LiteLLM price-map entry, cache reads and writes included (see :func:`price_for`)."""
+    input_price = float(entry["input_cost_per_token"])
+    read, write = entry.get("cache_read_input_token_cost"), entry.get("cache_creation_input_token_cost")
+    declared = pricing(kind)
+    read_x, write_x = declared.cache_read, declared.cache_write
+    if entry.get("litellm_provider") == "anthropic":  # a Claude route through another kind: Anthropic bills it
+        read_x = ANTHROPIC_CACHE_READ if read_x is None else read_x
+        write_x = ANTHROPIC_CACHE_WRITE if write_x is None else write_x
+    read = input_price * read_x if read is None and read_x is not None else read
+    write = input_price * write_x if write is None and write_x is not None else write
+    return Price(
+        input=input_price,
+        output=float(entry.get("output_cost_per_token") or 0.0),
+        cached_input=None if read is None else float(read),
+        cache_write_input=None if write is None else float(write),
+        source=f"LiteLLM price map: {name}",
+    )
+
+
+# -- usage and cost over results -------------------------------------------------------------------
+
+
+class UsageGroup(BaseModel):
+    """Usage of the results one provider/model produced."""
+
+    provider: str
+    model: str
+    n_results: int
+    n_cached: int
+    usage: Usage  # every result's recorded usage, cached or not
+    billed: Usage  # results not served from the cache: what this run paid for
+    usd: float | None  # cost of ``billed``; None when the price is unknown
+    price_note: str
+
+
+class CostReport(BaseModel):
+    """Usage totals and estimated cost of a set of results."""
+
+    n_results: int
+    n_cached: int
+    usage: Usage
+    billed: Usage
+    usd: float | None  # None when any billed group has no known price
+    groups: list[UsageGroup]
+    notes: list[str] = Field(default_factory=list)
+
+
+def _group(provider: str, model: str, results: Sequence[JudgeResult], prices: CostModel | None) -> UsageGroup:
+    billed = sum((r.usage for r in results if not r.cached), Usage())
+    usage = sum((r.usage for r in results), Usage())
+    if billed.input_tokens + billed.output_tokens == 0:
+        usd, note = 0.0, "nothing billed (every result from the cache, or no tokens)"
+    else:
+        price, note = price_for(provider, model, prices)
+        usd = None if price is None else price.cost(billed)
+    return UsageGroup(
+        provider=provider, model=model, n_results=len(results), n_cached=sum(r.cached for r in results),
+        usage=usage, billed=billed, usd=usd, price_note=note,
+    )  # fmt: skip
+
+
+def summarize_usage(results: Sequence[JudgeResult], prices: CostModel | None = None) -> CostReport:
+    """Usage totals and estimated cost of ``results``, grouped by the provider/model that answered."""
+    by_model: dict[tuple[str, str], list[JudgeResult]] = {}
+    for result in results:
+        by_model.setdefault((result.provider, result.model), []).append(result)
+    groups = [_group(provider, model, members, prices) for (provider, model), members in sorted(by_model.items())]
+    unknown = [g for g in groups if g.usd is None]
+    return CostReport(
+        n_results=len(results),
+        n_cached=sum(r.cached for r in results),
+        usage=sum((g.usage for g in groups), Usage()),
+        billed=sum((g.billed for g in groups), Usage()),
+        usd=None if unknown else sum(g.usd or 0.0 for g in groups),
+        groups=groups,
+        notes=[g.price_note for g in unknown],
+    )

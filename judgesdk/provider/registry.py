@@ -1,0 +1,338 @@
+"""The provider registry: which provider kinds exist, and where each one's adapter declares itself.
+
+Each adapter module declares a :class:`ProviderSpec`: its kind, its typed options (a :class:`ProviderOptions`
+model: ``[providers.options]`` keys it does not define are refused with the list of those it does), its
+default capabilities, how its tokens are priced (:class:`Pricing`, read by :mod:`judgesdk.provider.pricing`), its
+default model, and how it is built from a config. The registry knows kinds by name only and names each
+spec as ``"module:attribute"``; it imports an adapter module the first time its kind is used (config
+options checked, a provider built, a price looked up), so importing judgesdk never imports an SDK
+(``openai``, ``anthropic``, ``litellm``, ``llama_cpp``).
+
+Where kinds come from, first match wins:
+
+1. :func:`register` in this process (``replace=True`` to replace a kind);
+2. the built-in adapters (:data:`BUILT_IN`), with their aliases (``llamacpp`` for ``local``);
+3. installed distributions, through entry points of the group ``judgesdk.providers``: the entry point's
+   name is the kind, its value the ``"module:attribute"`` of a :class:`ProviderSpec` (or of a function
+   returning one)::
+
+       # a third-party package's pyproject.toml
+       [project.entry-points."judgesdk.providers"]
+       mine = "judgesdk_mine.adapter:PROVIDER"
+
+   Entry points are listed by name (no import) the first time a kind is not found among the others, and
+   loaded when their kind is used. One cannot replace a built-in kind.
+
+An unknown kind, or an unknown or ill-typed option, is a :class:`~judgesdk.core.errors.ConfigError` naming the
+valid ones.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from importlib import import_module, metadata
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from judgesdk.core.errors import AuthError, ConfigError
+from judgesdk.provider.protocol import Capabilities, Provider
+
+__all__ = [
+    "BUILT_IN",
+    "ENTRY_POINT_GROUP",
+    "Pricing",
+    "ProviderOptions",
+    "ProviderSettings",
+    "ProviderSpec",
+    "canonical_kind",
+    "check_options",
+    "pricing",
+    "provider_kinds",
+    "provider_spec",
+    "refresh",
+    "register",
+    "unregister",
+]
+
+ENTRY_POINT_GROUP = "judgesdk.providers"
+
+# kind -> where its spec is declared; imported only when the kind is used
+BUILT_IN: dict[str, str] = {
+    "openai": "judgesdk.providers.openai:PROVIDER",
+    "anthropic": "judgesdk.providers.anthropic:PROVIDER",
+    "litellm": "judgesdk.providers.litellm:PROVIDER",
+    "local": "judgesdk.providers.llamacpp:PROVIDER",
+    "scripted": "judgesdk.providers.scripted:PROVIDER",
+}
+BUILT_IN_ALIASES: dict[str, str] = {"llamacpp": "local"}  # other names a config may use for a kind
+
+_KIND_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$")
+
+
+class ProviderOptions(BaseModel):
+    """Base of an adapter's typed options (``[providers.options]``): a key it does not define is refused."""
+
+    model_config = ConfigDict(extra="forbid", hide_input_in_errors=True)
+
+
+@dataclass(frozen=True)
+class Pricing:
+    """How :func:`judgesdk.provider.pricing.price_for` prices a kind's tokens."""
+
+    local: bool = False  # runs on this machine: no per-token price, never a made-up one
+    map_prefix: str | None = None  # LiteLLM price-map prefix tried after the bare model name; None: the kind
+    # prompt-cache writes and reads as multiples of the input price, where the price source gives none
+    cache_write: float | None = None
+    cache_read: float | None = None
+
+
+@dataclass(frozen=True)
+class ProviderSettings:
+    """What a config sets for one provider besides its options, resolved: the model (the kind's default
+    where none is set) and the capabilities (the adapter's defaults with the config's overrides, or None
+    for the adapter's own)."""
+
+    kind: str
+    model: str
+    base_url: str | None = None
+    api: Literal["chat", "completions"] = "chat"
+    timeout_s: float = 60.0
+    api_key_env: str | None = None
+    capabilities: Capabilities | None = None
+
+    def api_key(self) -> str | None:
+        """The key in the variable ``api_key_env`` names, or None: the adapter then reads its vendor's
+        variable (``OPENAI_API_KEY``...) for the vendor's own host only, so a key never goes to a host it was
+        not configured for; a custom ``base_url`` gets a key only when ``api_key_env`` names it."""
+        if not self.api_key_env:
+            return None
+        key = os.environ.get(self.api_key_env)
+        if not key:
+            raise AuthError(
+                f"api_key_env names {self.api_key_env}, which is not set: export {self.api_key_env}=<key>, or fix the name",
+                provider=self.kind,
+            )
+        return key
+
+
+Builder = Callable[[ProviderSettings, Any], Provider]  # (settings, a validated options model) -> adapter
+
+
+@dataclass(frozen=True)
+class ProviderSpec:
+    """One provider kind, as its adapter module declares it (see the module docstring)."""
+
+    kind: str
+    options: type[BaseModel] = ProviderOptions
+    build: Builder | None = None  # None: built in code only (``built_in_code`` says how)
+    capabilities: Capabilities | Callable[[ProviderSettings], Capabilities] = field(default_factory=Capabilities)
+    pricing: Pricing = field(default_factory=Pricing)
+    default_model: str = ""
+    pooled: bool = True  # rate limits may spread requests over several instances (one SDK client each)
+    built_in_code: str = ""  # why a config cannot build it, when ``build`` is None
+
+    def default_capabilities(self, settings: ProviderSettings) -> Capabilities:
+        """The adapter's capabilities for ``settings`` before any override."""
+        return self.capabilities(settings) if callable(self.capabilities) else self.capabilities
+
+    def option_names(self) -> list[str]:
+        return sorted(self.options.model_fields)
+
+    def parse_options(self, options: Mapping[str, Any]) -> BaseModel:
+        """``options`` as this kind's typed options; an unknown or ill-typed key is a :class:`ConfigError`
+        naming the valid ones (never the value given: it may be a secret)."""
+        names = self.option_names()
+        if self.options.model_config.get("extra") != "allow":
+            aliases = {f.alias for f in self.options.model_fields.values() if f.alias}
+            unknown = sorted(str(key) for key in options if key not in names and key not in aliases)
+            if unknown:
+                guesses = {key: close[0] for key in unknown if (close := difflib.get_close_matches(key, names, n=1, cutoff=0.75))}
+                if len(unknown) == 1:
+                    hint = f" (did you mean {guesses[unknown[0]]}?)" if guesses else ""
+                else:
+                    hint = f" (did you mean {', '.join(f'{g} for {k}' for k, g in guesses.items())}?)" if guesses else ""
+                valid = ", ".join(names) or "none (this provider takes no options)"
+                word = "option" if len(unknown) == 1 else "options"
+                raise ConfigError(f"unknown {word} {', '.join(unknown)} for provider {self.kind}{hint}; valid: {valid}")
+        try:
+            return self.options.model_validate(dict(options))
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"option {'.'.join(str(part) for part in error['loc']) or '(all)'} of provider {self.kind}: {error['msg']}"
+                for error in exc.errors(include_url=False, include_input=False, include_context=False)
+            )
+            raise ConfigError(problems) from None
+
+    def create(self, settings: ProviderSettings, options: BaseModel) -> Provider:
+        """The adapter for ``settings`` and ``options`` (parsed by :meth:`parse_options`)."""
+        if self.build is None:
+            raise ConfigError(self.built_in_code or f"the {self.kind} provider cannot be built from a config")
+        return self.build(settings, options)
+
+
+Target = ProviderSpec | str | Callable[[], ProviderSpec]
+
+_lock = threading.RLock()
+_registered: dict[str, Target] = {}
+_aliases: dict[str, str] = dict(BUILT_IN_ALIASES)
+_loaded: dict[str, ProviderSpec] = {}
+_discovered: dict[str, list[metadata.EntryPoint]] | None = None
+
+
+def _entry_points() -> Iterable[metadata.EntryPoint]:
+    """The installed distributions' entry points of :data:`ENTRY_POINT_GROUP` (tests replace this)."""
+    return metadata.entry_points(group=ENTRY_POINT_GROUP)
+
+
+def _discovered_kinds() -> dict[str, list[metadata.EntryPoint]]:
+    """Entry points by kind, listed once per process (:func:`refresh` lists them again); none imported."""
+    global _discovered
+    with _lock:
+        if _discovered is None:
+            found: dict[str, list[metadata.EntryPoint]] = {}
+            for point in _entry_points():
+                if point.name in BUILT_IN or point.name in BUILT_IN_ALIASES or not _KIND_NAME.match(point.name):
+                    continue  # a built-in kind is never replaced by an installed package; a kind is a plain name
+                same = found.setdefault(point.name, [])
+                if all(p.value != point.value for p in same):
+                    same.append(point)
+            _discovered = found
+        return _discovered
+
+
+def refresh() -> None:
+    """Forget what entry points were found and loaded (after installing a package, or in tests)."""
+    global _discovered
+    with _lock:
+        for kind in _discovered or {}:
+            if kind not in _registered:
+                _loaded.pop(kind, None)
+        _discovered = None
+
+
+def register(kind: str, spec: Target, *, aliases: Iterable[str] = (), replace: bool = False) -> None:
+    """Make ``kind`` a provider kind: ``spec`` is a :class:`ProviderSpec`, its ``"module:attribute"`` (imported
+    when the kind is first used), or a function returning one. ``aliases`` are other names configs may use."""
+    if not isinstance(kind, str) or not _KIND_NAME.match(kind):
+        raise ConfigError(f"a provider kind is a short name of letters, digits, '.', '_' or '-', got {kind!r}")
+    aliases = tuple(aliases)
+    with _lock:
+        if not replace and (kind in _registered or kind in BUILT_IN or kind in _aliases):
+            raise ConfigError(f"provider kind {kind!r} is already registered: pass replace=True to replace it")
+        _registered[kind] = spec
+        _loaded.pop(kind, None)
+        for alias in aliases:
+            if not replace and alias in _aliases and _aliases[alias] != kind:
+                raise ConfigError(f"{alias!r} already names provider kind {_aliases[alias]!r}")
+            _aliases[alias] = kind
+
+
+def unregister(kind: str) -> None:
+    """Undo :func:`register` (a built-in kind registered over comes back)."""
+    with _lock:
+        _registered.pop(kind, None)
+        _loaded.pop(kind, None)
+        for alias, target in list(_aliases.items()):
+            if target == kind and BUILT_IN_ALIASES.get(alias) != kind:
+                del _aliases[alias]
+
+
+def provider_kinds() -> list[str]:
+    """Every provider kind: registered, built in, and named by installed packages' entry points."""
+    with _lock:
+        return sorted({*_registered, *BUILT_IN, *_discovered_kinds()})
+
+
+def canonical_kind(kind: str) -> str:
+    """``kind``, or the kind an alias names; an unknown kind is a :class:`ConfigError` naming the valid ones."""
+    with _lock:
+        if kind in _registered or kind in BUILT_IN:
+            return kind
+        if kind in _aliases:
+            return _aliases[kind]
+        if kind in _discovered_kinds():
+            return kind
+        raise ConfigError(_unknown_kind(kind))
+
+
+def _unknown_kind(kind: object) -> str:
+    kinds = provider_kinds()
+    shown = f" {kind!r}" if isinstance(kind, str) and _KIND_NAME.match(kind) else ""  # never echo what may be a secret
+    close = difflib.get_close_matches(kind, kinds + list(_aliases), n=1, cutoff=0.75) if shown else []
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    return f"unknown provider kind{shown}{hint}; valid: {', '.join(kinds)}"
+
+
+def provider_spec(kind: str) -> ProviderSpec:
+    """The spec of ``kind`` (or of the kind an alias names), its adapter module imported on first use."""
+    name = canonical_kind(kind)
+    with _lock:
+        if name in _loaded:
+            return _loaded[name]
+        if name in _registered:
+            target: Any = _registered[name]
+            origin = "registered in this process"
+        elif name in BUILT_IN:
+            target, origin = BUILT_IN[name], "built in"
+        else:
+            points = _discovered_kinds()[name]
+            if len(points) > 1:
+                raise ConfigError(
+                    f"provider kind {name!r} is declared by several installed packages ({', '.join(_origin(p) for p in points)}): "
+                    "uninstall all but one"
+                )
+            target, origin = points[0], _origin(points[0])
+        spec = _load(name, target, origin)
+        _loaded[name] = spec
+        return spec
+
+
+def _origin(point: metadata.EntryPoint) -> str:
+    dist = getattr(point, "dist", None)
+    named = f" of {dist.name}" if dist is not None and getattr(dist, "name", None) else ""
+    return f"entry point {point.value}{named}"
+
+
+def _load(kind: str, target: Any, origin: str) -> ProviderSpec:
+    try:
+        if isinstance(target, metadata.EntryPoint):
+            found = target.load()
+        elif isinstance(target, str):
+            module, _, attribute = target.partition(":")
+            found = import_module(module)
+            for part in attribute.split(".") if attribute else ():
+                found = getattr(found, part)
+        else:
+            found = target
+        if not isinstance(found, ProviderSpec) and callable(found):
+            found = found()
+    except ConfigError:
+        raise
+    except Exception as exc:
+        raise ConfigError(f"provider kind {kind!r} ({origin}) could not be loaded: {type(exc).__name__}: {exc}") from exc
+    if not isinstance(found, ProviderSpec):
+        raise ConfigError(f"provider kind {kind!r} ({origin}) gives {type(found).__name__}, not a judgesdk.provider.registry.ProviderSpec")
+    if found.kind != kind:
+        raise ConfigError(f"provider kind {kind!r} ({origin}) declares kind {found.kind!r}")
+    return found
+
+
+def check_options(kind: str, options: Mapping[str, Any]) -> None:
+    """Raise a :class:`ConfigError` naming the valid options unless ``options`` suit ``kind``."""
+    provider_spec(kind).parse_options(options)
+
+
+def pricing(kind: str) -> Pricing:
+    """How ``kind``'s tokens are priced; a kind the registry does not know (a provider built in code) is
+    priced like any hosted API."""
+    try:
+        name = canonical_kind(kind)
+    except ConfigError:
+        return Pricing()
+    return provider_spec(name).pricing

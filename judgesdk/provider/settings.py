@@ -1,0 +1,110 @@
+"""What a config sets for one provider (``[[providers]]``) and for the response cache (``[cache]``), typed.
+
+:class:`ProviderConfig` is checked against the provider registry when it is loaded: an unknown kind or option
+is a :class:`~judgesdk.core.errors.ConfigError` naming the valid ones, and a key written into a config is
+refused by name (keys come from the environment, ``api_key_env``). :mod:`judgesdk.provider.stack` builds an
+adapter from it and stacks the layers on it; :class:`judgesdk.judging.judge_config.JudgeConfig` holds a chain of
+them with the rest of a judge's config.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
+
+from judgesdk.core.errors import ConfigError
+from judgesdk.provider.layers.ratelimit import RateLimitConfig
+from judgesdk.provider.protocol import Capabilities
+from judgesdk.provider.registry import ProviderSettings, ProviderSpec, canonical_kind, check_options, provider_spec
+
+__all__ = ["NO_KEY_IN_CONFIG", "CacheConfig", "ProviderConfig", "ProviderKind", "default_cache_dir", "model_name"]
+
+
+ProviderKind = str  # a kind the provider registry knows: judgesdk.provider.registry.provider_kinds()
+
+NO_KEY_IN_CONFIG = (
+    "API keys are never read from config files: put the key in an environment variable and name it with "
+    'api_key_env = "VARIABLE"'
+)
+_TOP_LEVEL = {"model", "base_url", "api", "timeout_s", "capabilities"}  # adapter arguments set as fields, never as options
+
+
+class ProviderConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid", hide_input_in_errors=True)  # a misplaced key is never echoed
+
+    kind: ProviderKind  # checked against the provider registry; an alias becomes its kind
+    model: str | None = None
+    base_url: str | None = None
+    api_key_env: str | None = None  # name of the environment variable holding the key
+    api: Literal["chat", "completions"] = "chat"  # openai only
+    timeout_s: float = Field(default=60.0, gt=0)  # seconds per request
+    capabilities: dict[str, Any] = Field(default_factory=dict)  # overrides of declared capabilities
+    options: dict[str, Any] = Field(default_factory=dict)  # the kind's typed options (local: model_path, n_gpu_layers...)
+    rate_limit: RateLimitConfig | None = None  # in flight, RPM/TPM buckets, back-off on 429s; None: unlimited
+
+    @field_validator("kind")
+    @classmethod
+    def _registered_kind(cls, value: str) -> str:
+        return canonical_kind(value)  # ConfigError (a ValueError) naming the valid kinds
+
+    @field_validator("options")
+    @classmethod
+    def _typed_options(cls, value: dict[str, Any], info: ValidationInfo) -> dict[str, Any]:
+        """Checked against the kind's options model when any are given, so a typo is found at load; none
+        given imports no adapter (the detected chain names kinds it may never build)."""
+        kind = info.data.get("kind")
+        if value and kind is not None:  # an unknown kind is reported by itself
+            check_options(kind, value)
+        return value
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_key_in_config(cls, data: Any) -> Any:
+        """A key written in a config is refused, by name only: its value is never repeated in the error."""
+        if isinstance(data, Mapping):
+            options = data.get("options")
+            for where, mapping in (("api_key", data), ("options.api_key", options if isinstance(options, Mapping) else {})):
+                if "api_key" in mapping:
+                    raise ValueError(f"{where} is refused: {NO_KEY_IN_CONFIG}")
+            reserved = sorted(set(options or {}) & _TOP_LEVEL) if isinstance(options, Mapping) else []
+            if reserved:
+                raise ValueError(f"options.{reserved[0]} is refused: set {reserved[0]} directly under [[providers]], not in its options")
+        return data
+
+
+class CacheConfig(BaseModel):
+    """The response cache. Its directory is checked when the cache is opened (a provider is built), not
+    here: ``--no-cache`` must rescue a run whose configured directory is unusable."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: bool = True
+    directory: Path = Field(default_factory=lambda: default_cache_dir())
+    namespace: str = "default"
+    ttl_s: float | None = Field(default=None, gt=0)
+    size_limit_mb: float = Field(default=1024.0, gt=0)  # least recently stored entries are evicted past it
+
+
+def default_cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "judgesdk"
+
+
+def model_name(config: ProviderConfig) -> str:
+    """The model ``config`` names, or its kind's default model (``""`` where the kind has none)."""
+    return config.model or provider_spec(config.kind).default_model
+
+
+def _capabilities(config: ProviderConfig, spec: ProviderSpec, settings: ProviderSettings) -> Capabilities | None:
+    """The adapter's default capabilities with the config's overrides, or None (the adapter's own) without any."""
+    if not config.capabilities:
+        return None
+    base = spec.default_capabilities(settings)
+    try:
+        return Capabilities.model_validate({**base.model_dump(), **config.capabilities})
+    except ValidationError as exc:
+        raise ConfigError(f"invalid capabilities override {config.capabilities}: {exc}") from exc

@@ -1,0 +1,153 @@
+"""The one reader of results: a results file, or a folder of them (what ``score --engine ray`` writes), as typed rows.
+
+Every command that reads judge results reads them here (``gate --results``, ``diff``, ``calibrate``,
+``label-slice``, ``card --results``, ``meta-eval``'s predictions, the estimate's "what is left to judge", the
+viewer): :func:`read_results` gives a :class:`Results` whose rows are :class:`~judgesdk.records.schema.ResultRow`
+(each validated: a field of the wrong type is an :class:`~judgesdk.core.errors.InputError` naming the file, the
+line and the field), the count of unreadable lines (a line cut by a crash is skipped, so its item is judged
+again), and the latest row per item for a question (:meth:`Results.latest`). :func:`to_result` turns a row back
+into the :class:`~judgesdk.core.types.JudgeResult` it was written from, with its distribution rebuilt on the
+criterion's scale.
+
+**Format.** Rows carry ``format`` (:data:`RESULTS_FORMAT`), written by :func:`~judgesdk.records.rows.row_for`.
+Rows without it were written before the format was named and are read as version 1; a row of a later version
+is refused with a message saying to upgrade judgesdk, never half-read.
+
+**Folders.** A folder is read as the concatenation of its ``*.jsonl`` files in name order (hidden files left
+out): the Ray engine names them by run start time, so "the latest row per item" means what it means in one file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from judgesdk.core.errors import InputError
+from judgesdk.core.types import Criterion, JudgeResult, LabelDistribution, Scale
+from judgesdk.records.rows import RESULTS_FORMAT, Ask, latest_index, parse_rows
+from judgesdk.records.schema import ResultRow, parse_row
+
+__all__ = ["KNOWN_FORMATS", "RESULTS_FORMAT", "Results", "read_results", "results_files", "to_result"]
+
+KNOWN_FORMATS = frozenset({RESULTS_FORMAT})
+SUFFIX = ".jsonl"
+
+
+@dataclass
+class Results:
+    """A results file (or folder) as read: its typed rows in file order, and what could not be read."""
+
+    path: Path
+    rows: list[ResultRow] = field(default_factory=list)
+    skipped: int = 0  # unreadable lines (cut by a crash), skipped
+    files: int = 1
+    raw: list[dict[str, Any]] = field(default_factory=list)  # the rows as the file holds them, every field
+    problems: list[str] = field(default_factory=list)  # rows that do not validate, kept as they are (lenient reads only)
+
+    def latest(self, ask: Ask | None = None, criterion: str | None = None) -> dict[str, ResultRow]:
+        """The latest row per item id answering ``ask`` (or, without one, on ``criterion`` or without a
+        criterion; without either, all rows), in order of first appearance."""
+        return {key: self.rows[index] for key, index in latest_index(self.raw, ask, criterion).items()}
+
+    def results(self, criterion: Criterion, ask: Ask | None = None, ids: Iterable[str] | None = None) -> list[JudgeResult]:
+        """This criterion's results, the latest row per id (:meth:`latest`), as :class:`JudgeResult`;
+        ``ids`` keeps only those items."""
+        wanted = None if ids is None else set(ids)
+        found = []
+        for item_id, row in self.latest(ask, criterion.name).items():
+            if wanted is not None and item_id not in wanted:
+                continue
+            found.append(to_result(row, criterion.scale, criterion.name, where=f"{self.path}: result {item_id!r}"))
+        return found
+
+
+def results_files(path: Path) -> list[Path]:
+    """The files a results path stands for: itself, or a folder's ``*.jsonl`` in name order."""
+    if path.is_dir():
+        return sorted(p for p in path.iterdir() if p.suffix == SUFFIX and not p.name.startswith(".") and p.is_file())
+    return [path]
+
+
+def read_results(path: str | Path, *, require_id: bool = True, lenient: bool = False) -> Results:
+    """Every row of a results file or folder (module docstring), typed. InputError when the path does not exist,
+    is not readable, holds a line that is JSON but not a result, a row of an unknown format, or a field of the
+    wrong type; an empty folder is an error too (nothing was written there).
+
+    ``lenient`` (the viewer, which shows what it can) keeps a row whose fields do not validate, unvalidated, and
+    says why in :attr:`Results.problems` instead of refusing the file."""
+    path = Path(path)
+    if not path.exists():
+        raise InputError(f"results {path} does not exist")
+    if not path.is_dir() and not path.is_file():
+        raise InputError(f"results {path} is not a regular file or a folder of results files")
+    files = results_files(path)
+    if path.is_dir() and not files:
+        raise InputError(f"results folder {path} holds no *{SUFFIX} file: is it the folder `judgesdk score --engine ray -o` wrote?")
+    out = Results(path=path, files=len(files))
+    for file in files:
+        try:
+            data = file.read_bytes()
+        except OSError as exc:
+            raise InputError(f"cannot read the results file {file}: {exc.strerror or exc}") from None
+        rows, skipped = parse_rows(data, file, require_id=require_id)
+        out.skipped += skipped
+        for number, raw in enumerate(rows, start=1):
+            where = f"{file}: row {number}"
+            version = raw.get("format")
+            if version is not None and version not in KNOWN_FORMATS:
+                raise InputError(f"{where}: written in results format {version!r}, which this judgesdk does not know: upgrade judgesdk to read it")
+            try:
+                out.rows.append(parse_row(raw, where))
+            except InputError as exc:
+                if not lenient:
+                    raise
+                out.problems.append(str(exc))
+                out.rows.append(ResultRow.model_construct(**raw))
+            out.raw.append(raw)
+    return out
+
+
+def to_result(row: ResultRow | Mapping[str, Any], scale: Scale, criterion: str, *, where: str = "result row") -> JudgeResult:
+    """A results row back into the :class:`JudgeResult` it was written from.
+
+    The distribution summary is rebuilt on ``scale`` (or on its own numeric labels), so review flags and coverage
+    read the same from a fresh run and from a file. Rows with only ``id`` and ``score`` are accepted (status
+    ``ok``, or ``unparsed`` when the score is null). A row that is not a result is an :class:`InputError` naming
+    ``where`` and the field."""
+    record = row.model_dump() if isinstance(row, ResultRow) else dict(row)
+    data = {k: v for k, v in record.items() if k not in ("distribution", "format", "id", "asked")}
+    data.setdefault("status", "ok" if data.get("score") is not None else "unparsed")
+    data.setdefault("method", "unknown")
+    if data.get("criterion") is None:
+        data["criterion"] = criterion
+    data["item_id"] = str(record.get("id", data.get("item_id")))
+    try:
+        data["distribution"] = _distribution(record.get("distribution"), scale)
+        return JudgeResult.model_validate(data)
+    except (ValidationError, ValueError) as exc:
+        first = exc.errors()[0] if isinstance(exc, ValidationError) else None
+        what = f"{'.'.join(str(p) for p in first['loc'])}: {first['msg']}" if first else str(exc)
+        raise InputError(f"{where} cannot be read: {what}") from None
+
+
+def _distribution(summary: Any, scale: Scale) -> LabelDistribution | None:
+    if not isinstance(summary, Mapping) or not isinstance(summary.get("probs"), Mapping) or len(summary["probs"]) < 2:
+        return None
+    labels = tuple(str(k) for k in summary["probs"])
+    if set(labels) == set(scale.labels):
+        own = scale
+    else:
+        try:
+            own = Scale(labels=labels, values=tuple(float(label) for label in labels))
+        except ValueError:
+            own = Scale(labels=labels, values=scale.values if len(scale.values) == len(labels) else tuple(map(float, range(len(labels)))))
+    method = summary.get("method") if summary.get("method") in ("exact", "logprobs", "sampling", "parsed") else "parsed"
+    return LabelDistribution(
+        scale=own, probs=tuple(float(summary["probs"][label]) for label in own.labels), method=method,
+        coverage=summary.get("coverage"), low_coverage=bool(summary.get("low_coverage", False)),
+        n_samples=summary.get("n_samples"), n_unparsed=summary.get("n_unparsed"), stderr=summary.get("stderr"),
+    )  # fmt: skip

@@ -1,0 +1,15 @@
+"""Floor 2, statistics: plain functions over numbers, with nothing of judging in them.
+
+* :mod:`~judgesdk.stats.groups`: one correlation over many small groups at once (the rows of a matrix), the
+  core of meta-evaluation's levels, bootstrap and permutation tests, and of calibration reports.
+* :mod:`~judgesdk.stats.ppi`: prediction-powered inference: a mean (and a pass rate) from a small human slice
+  corrected by the judge's scores on the whole run (PPI++, the cross-fit interval, Rogan-Gladen).
+* :mod:`~judgesdk.stats.resampling`: the seeded bootstrap of a mean and the sign-flip test of the gates.
+* :mod:`~judgesdk.stats.positional`: position bias of a comparison made in both orders.
+* :mod:`~judgesdk.stats.isotonic`: the monotone least-squares fits behind calibration and the fused judge.
+
+Each module is imported by its path (``from judgesdk.stats.ppi import ppi_mean``): NumPy and SciPy load
+only where a statistic is computed.
+
+May import: :mod:`judgesdk.core` (NumPy and SciPy).
+"""

@@ -1,0 +1,160 @@
+"""What the viewer reads: a run's rows (:func:`read_run`, the one place rows are read), and the files beside it:
+the items the run judged (for their texts), a judge card, a gate report.
+
+A run is a results file (``judgesdk score -o``, the gate's results), a folder of them (the Ray engine's
+output, :mod:`judgesdk.distributed.output`: ``RUN_<write>_<task>.jsonl`` files in run order, or any folder
+of results files, read in name order), or the per-criterion files ``judgesdk card`` writes for several
+criteria (``RESULTS.<criterion>.jsonl``, found from ``RESULTS``). Every file or folder is read with the one
+records reader (:func:`judgesdk.records.read_results`), and the latest row per ``(id, criterion)`` stands, as
+``judgesdk diff`` reads a run (:func:`judgesdk.meta.diff.rows_by_key`), so the page's two-run deltas are the diff's.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from judgesdk.core.errors import InputError
+from judgesdk.distributed.output import read_folder
+from judgesdk.gate.verdict import Verdict
+from judgesdk.meta.card import Card
+from judgesdk.records import read_items, read_results, row_id
+
+Key = tuple[str, str]  # (item id, criterion or "")
+TEXT_FIELDS = ("output", "source", "reference", "context")
+
+
+@dataclass
+class Run:
+    """One run as the viewer reads it: the latest row per ``(id, criterion)`` in order of first appearance."""
+
+    name: str  # as given on the command line
+    files: list[str]
+    rows: dict[Key, dict[str, Any]]
+    n_lines: int  # rows read, superseded ones included
+    skipped: int  # lines that were not JSON (a line cut by a crash)
+    asked: dict[str, int] = field(default_factory=dict)  # question key -> rows answering it (latest rows only)
+
+
+def run_files(path: str | Path) -> list[Path]:
+    """The results files a run consists of (see the module docstring); an :class:`InputError` saying what to
+    give when there are none."""
+    path = Path(path)
+    if path.is_dir():
+        files = sorted(p for p in path.iterdir() if p.is_file() and p.suffix == ".jsonl" and not p.name.startswith("."))
+        if not files:
+            raise InputError(f"{path} is a folder without results files (*.jsonl): give a results file, or the folder a Ray run wrote")
+        return files
+    if path.exists():
+        return [path]
+    siblings = sorted(path.parent.glob(f"{path.stem}.*{path.suffix or '.jsonl'}")) if path.parent.is_dir() else []
+    if siblings:  # judgesdk card with several criteria: RESULTS.<criterion>.jsonl
+        return siblings
+    raise InputError(f"results file {path} does not exist (nor {path.stem}.<criterion>{path.suffix or '.jsonl'} files beside it)")
+
+
+def read_run(path: str | Path, name: str | None = None) -> Run:
+    """The run at ``path`` (a results file, a results folder, or the stem of ``judgesdk card``'s files)."""
+    if "://" in str(path):  # a Ray run written to s3://... or another filesystem pyarrow reaches
+        parts = [(f.path, f.rows, f.unreadable) for f in read_folder(str(path))]
+        if not parts:
+            raise InputError(f"{path} holds no results files (*.jsonl)")
+    else:
+        files = [path] if Path(path).is_dir() else run_files(path)  # a folder is read whole by the records reader
+        parts = []
+        for file in files:
+            read = read_results(file, lenient=True)  # a row that does not validate is shown, with why
+            parts.append((str(file), read.raw, read.skipped))
+    rows: dict[Key, dict[str, Any]] = {}
+    n_lines = skipped = 0
+    for _, found, lost in parts:
+        n_lines += len(found)
+        skipped += lost
+        for row in found:
+            item = row_id(row)
+            if item is not None:
+                rows[(item, str(row.get("criterion") or ""))] = row
+    asked: dict[str, int] = {}
+    for row in rows.values():
+        key = str(row.get("asked") or "")
+        asked[key] = asked.get(key, 0) + 1
+    return Run(name=str(name if name is not None else path), files=[p[0] for p in parts], rows=rows, n_lines=n_lines, skipped=skipped, asked=asked)
+
+
+def stamp(path: str | Path) -> tuple[tuple[str, int, int], ...]:
+    """What changes when a run's files change (name, size, modification time): ``--serve`` rebuilds on a change
+    (a run on a remote filesystem has no stamp: it is read once)."""
+    if "://" in str(path):
+        return ()
+    try:
+        files = run_files(path)
+    except InputError:
+        return ()
+    found = []
+    for f in files:
+        try:
+            st = f.stat()
+        except OSError:
+            continue
+        found.append((str(f), st.st_size, st.st_mtime_ns))
+    return tuple(found)
+
+
+def read_inputs(path: str | Path) -> dict[str, dict[str, str]]:
+    """The texts of the items a run judged (the JSONL given to ``judgesdk score``), by item id (ids as the run
+    gave them, :func:`judgesdk.records.item_ids`): ``output``, ``source``, ``reference``, ``context``."""
+    texts: dict[str, dict[str, str]] = {}
+    for item, _ in read_items(Path(path)):
+        texts[item.id or ""] = {name: value for name in TEXT_FIELDS if isinstance(value := getattr(item, name), str)}
+    return texts
+
+
+def _json_file(path: str | Path, flag: str, what: str) -> Any:
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(f"{flag} {path} does not exist") from None
+    except IsADirectoryError:
+        raise InputError(f"{flag} {path} is a folder: give the {what} file") from None
+    except UnicodeDecodeError:
+        raise InputError(f"{flag} {path} is not UTF-8 text: give the {what} file") from None
+    except OSError as exc:
+        raise InputError(f"cannot read {flag} {path}: {exc.strerror or exc}") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{flag} {path} is not JSON (line {exc.lineno}): give the {what} file") from None
+
+
+def read_card(path: str | Path) -> Card:
+    """A judge card (``STEM.json``, :class:`judgesdk.meta.card.Card`)."""
+    hint = " (judgesdk card writes STEM.md and STEM.json: give the .json)" if str(path).endswith(".md") else ""
+    if hint:
+        raise InputError(f"--card {path} is the card's Markdown{hint}")
+    data = _json_file(path, "--card", "judge card JSON (STEM.json from judgesdk card)")
+    try:
+        return Card.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "card"
+        raise InputError(f"--card {path} is not a judge card JSON ({where}: {first['msg']}): give the STEM.json judgesdk card wrote") from None
+
+
+def read_verdict(path: str | Path) -> Verdict:
+    """A gate report (``judgesdk gate --json-report FILE``, or ``--json``'s output saved): the
+    :class:`judgesdk.gate.verdict.Verdict`."""
+    data = _json_file(path, "--gate", "gate report JSON (judgesdk gate --json-report FILE)")
+    if not isinstance(data, Mapping) or "gates" not in data:
+        raise InputError(f"--gate {path} is not a gate report: write one with judgesdk gate --json-report FILE")
+    try:
+        return Verdict.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "report"
+        raise InputError(f"--gate {path} is not a gate report ({where}: {first['msg']}): write one with judgesdk gate --json-report FILE") from None
