@@ -186,6 +186,8 @@ def _methods_line(results: list[JudgeResult]) -> str:
 def _summary(results: list[JudgeResult], skipped: int, unscored: int = 0, work: Sequence[tuple[str, str]] = ()) -> None:
     from rich.table import Table
 
+    from judgesdk.scorers.auto import summary_rows as auto_summary_rows
+
     scores = [r.score for r in results if r.score is not None]
     statuses = {status: sum(r.status == status for r in results) for status in ("ok", "low_coverage", "unparsed", "refused", "missing", "error")}
     table = Table(title="judgesdk score", show_header=False)
@@ -198,6 +200,7 @@ def _summary(results: list[JudgeResult], skipped: int, unscored: int = 0, work: 
         ("methods", _methods_line(results)),
         ("providers", ", ".join(sorted({f"{r.provider}/{r.model}" for r in results if r.provider}))),
         ("served from cache", str(sum(r.cached for r in results))),
+        *auto_summary_rows(results),
         *work,
     ]
     for name, value in rows:

@@ -1,7 +1,7 @@
 """The fused judge's prediction as a probability per level of a scale: its predictive distribution, binned.
 
 A fused fit predicts a point on the human scale and carries the cross-validated residuals' quantiles
-(``CriterionModel.interval``: the ``(1 - level) / 2`` and ``(1 + level) / 2`` quantiles of prediction - human,
+(``CriterionModel.residual_bounds``, per score bin in a format-2 fit: the ``(1 - level) / 2`` and ``(1 + level) / 2`` quantiles of prediction - human,
 80 % by default). Read as a normal distribution through those two quantiles, the human score given the
 prediction ``s`` is ``N(s - m, sd)`` with ``m`` the quantiles' midpoint and ``sd`` their half-distance over the
 normal quantile of ``(1 + level) / 2``. A level's probability is that distribution's mass between the midpoints
@@ -35,7 +35,7 @@ def level_probabilities(model: CriterionModel, score: float, values: Sequence[fl
     low, high = min(values), max(values)
     if (low, high) != (model.low, model.high) and high > low:
         values = [model.low + (v - low) * (model.high - model.low) / (high - low) for v in values]
-    lo, hi = model.interval
+    lo, hi = model.residual_bounds(score)
     z = float(stats.norm.ppf((1.0 + model.interval_level) / 2.0))
     spread = max((hi - lo) / (2.0 * z), 1e-9)
     center = score - (lo + hi) / 2.0
