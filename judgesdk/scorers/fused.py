@@ -24,6 +24,7 @@ from judgesdk.core.errors import ConfigError, InputError
 from judgesdk.core.types import Criterion, JudgeItem, JudgeResult, LabelDistribution
 from judgesdk.fused import model as fused_model
 from judgesdk.fused.domains import SHAPE, shape
+from judgesdk.fused.levels import level_probabilities
 from judgesdk.fused.model import CriterionModel, FusedModelFile, model_sha256
 from judgesdk.fused.signals import QUESTIONS, REFERENCE_LIKELIHOOD_FEATURES, UNCONDITIONAL_FEATURES, WITHOUT_CONTEXT_FEATURES, extract, features
 from judgesdk.provider.protocol import Provider
@@ -125,8 +126,30 @@ async def score(provider: Provider, item: JudgeItem, criterion: Criterion, optio
             f"method 'fused' needs a fit for {provider.kind}/{provider.model}: the package ships one for the embedded "
             "model; fit one on your labels with `judgesdk calibrate --fused` and set method_options.fused_model"
         )
-from judgesdk.fused.domains import SHAPE, shape
-from judgesdk.fused.levels import level_probabilities
+    levels = bool(options.extra.get(LEVELS))
+    choice = choose(fits, item, criterion)
+    if choice.fitted is not None and choice.model is not None:
+        return await score_with(provider, item, criterion, choice.fitted, choice.model, method, choice=choice, levels=levels)
+    # asked for by name: scored by the first fit with the criterion, marked as outside its domain
+    for fitted in fits:
+        model = criterion_model(fitted, criterion, item)
+        if model is not None:
+            return await score_with(provider, item, criterion, fitted, model, method, choice=choice, outside_domain=choice.reasons.get(fitted.domain, []), levels=levels)
+    known = sorted({name for f in fits for name in f.criterion_names()})
+    raise InputError(f"the fused fits for {fits[0].model.name} have no model for criterion {criterion.name!r}; they know {', '.join(known)}")
+
+
+async def score_with(
+    provider: Provider,
+    item: JudgeItem,
+    criterion: Criterion,
+    fitted: FusedModelFile,
+    model: CriterionModel,
+    method: str,
+    *,
+    choice: Choice | None = None,
+    outside_domain: list[str] | None = None,
+    levels: bool = False,
 ) -> JudgeResult:
     """The fused result; with ``levels``, its ``distribution`` is the predictive distribution over the criterion's
     scale levels (:mod:`judgesdk.fused.levels`), the score still the prediction."""
