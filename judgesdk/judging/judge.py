@@ -61,7 +61,7 @@ class Judge:
         scorer_for(method)  # fail now on an unknown method, not at the first item
         self.options = ScorerOptions(
             settings=settings or EstimationSettings(),
-            template=None if template is None else _template(template),
+            template=None if template is None else _template(template, method),
             dataset=dataset,
             extra=dict(method_options or {}),
         )
@@ -389,8 +389,19 @@ def _error_result(item: JudgeItem, criteria: tuple[Criterion, ...], method: str,
     )
 
 
-def _template(template: str | Path | Template) -> Template:
-    return template if isinstance(template, Template) else load_template(template)
+def _template(template: str | Path | Template, method: str) -> Template:
+    """The judge's template, refused when its prompt would not show the judged output: every method but
+    ``likelihood`` (which scores the output as the continuation of the prompt) puts it in the prompt."""
+    loaded = template if isinstance(template, Template) else load_template(template)
+    if method not in OUTPUT_AS_CONTINUATION and not loaded.shows_the_output():
+        raise InputError(
+            f"template {loaded.id!r} has no {{{{output}}}}: the judge would score without seeing the text it judges; put "
+            "{{output}} where the judged text goes ({{output_a}} and {{output_b}} for a comparison)"
+        )
+    return loaded
+
+
+OUTPUT_AS_CONTINUATION = ("likelihood",)  # methods whose template holds no output: they score it as the prompt's continuation
 
 
 def _as_builder(source: ProviderSource) -> Callable[[], Provider]:

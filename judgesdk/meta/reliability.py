@@ -17,11 +17,12 @@
 
 from __future__ import annotations
 
+import difflib
 import math
 from collections.abc import Mapping, Sequence
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from judgesdk.core.errors import InputError
 from judgesdk.core.types import JudgeResult, LabelDistribution, Scale
@@ -366,11 +367,22 @@ class ReviewPolicy(BaseModel):
     sampled sd of a quarter of the range, any order flip), all weights 1.
     """
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     threshold: float = Field(default=0.5, gt=0.0, le=1.0)
     weights: dict[str, float] = Field(default_factory=lambda: dict.fromkeys(SIGNALS, 1.0))
     flag_without_signals: bool = False
+
+    @field_validator("weights")
+    @classmethod
+    def _known_signals(cls, value: dict[str, float]) -> dict[str, float]:
+        """A weight on a signal that does not exist (a typo) would leave the real signal at its default, unnoticed."""
+        for name in value:
+            if name not in SIGNALS:
+                close = difflib.get_close_matches(name, SIGNALS, n=1)
+                hint = f"did you mean {close[0]!r}? " if close else ""
+                raise ValueError(f"unknown review signal {name!r} ({hint}signals: {', '.join(SIGNALS)})")
+        return value
 
 
 class ReviewFlag(BaseModel):
