@@ -425,3 +425,13 @@ def test_ids_written_as_another_lines_derived_id_are_refused():
         item_ids([(1, {"id": derived, "output": "A first item."}), (2, second)])
     with pytest.raises(InputError, match=f"line 3 has the id '{derived}#2'"):
         item_ids([(1, second), (2, second), (3, {"id": f"{derived}#2", "output": "other"})])
+
+
+def test_a_decision_request_is_answered_by_decisions_not_choices():
+    from judgesdk.provider.decisions import DecisionAnswer, DecisionInput, DecisionRequest, Level, ScoreQuestion
+
+    question = ScoreQuestion(name="coherence", instructions="How coherent is it?", levels=tuple(Level(label=str(v)) for v in (1, 2, 3)))
+    asked = GenerateRequest(messages=[], decision=DecisionRequest(input=DecisionInput(output="A text."), questions=(question,)))
+    assert answer_problem(asked, GenerateResponse(choices=[])) == "no decision answers in the answer"
+    refused = DecisionAnswer(name="coherence", status="refused", reason="no")
+    assert answer_problem(asked, GenerateResponse(choices=[], decisions=[refused])) is None

@@ -45,9 +45,13 @@ def _token_problem(tokens: Iterable[TokenLogprob], what: str) -> str | None:
 
 
 def answer_problem(request: GenerateRequest, response: GenerateResponse) -> str | None:
-    """What makes ``response`` no answer to ``request``, or None: no choices where text was asked, no label
+    """What makes ``response`` no answer to ``request``, or None: no decision answers where questions were asked
+    (a refused or missing answer to one question is an answer: the decision path records its status), no
+    choices where text was asked, no label
     log-probabilities where labels were, a log-probability that is NaN or above 0 (within
     :data:`LOGPROB_TOLERANCE`). -inf (a token the server gave no probability) is a log-probability."""
+    if request.decision is not None:  # typed questions: the decision path gives each answer its own status
+        return "no decision answers in the answer" if response.decisions is None else None
     asked_text = request.labels is None and request.continuation is None
     if asked_text and not response.choices:
         return "no choices in the answer"
