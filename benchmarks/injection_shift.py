@@ -181,7 +181,7 @@ def changed_by_neutralization(items: list[JudgeItem], criterion) -> int:
 
 def fused_fits() -> dict[str, str]:
     """The bundled fused fits (file -> sha256 prefix) that ``auto`` could use in this run."""
-    root = Path(templates_module.__file__).parent / "fused" / "data"
+    root = Path(templates_module.__file__).parent.parent / "fused" / "data"  # judgesdk/fused/data
     return {p.name: hashlib.sha256(p.read_bytes()).hexdigest()[:16] for p in sorted(root.glob("*.json"))}
 
 
