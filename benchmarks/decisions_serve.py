@@ -101,12 +101,13 @@ def calls_per_item(n: int, workdir: Path) -> dict[str, Any]:
             "providers": [{"kind": "openai", "model": llama.model, "base_url": llama.base_url, "api": "chat", "timeout_s": 900,
                            "capabilities": {"logprobs": True, "max_top_logprobs": 20}}],
             "method": "geval", "cache": {"enabled": False}, "estimation": {"on_low_coverage": "flag"},
+            "concurrency": 1,  # llama.cpp's server computes one request at a time: queued requests would time out under load
         }  # fmt: skip
         with Judge.from_config(config) as judge:
             results = judge.score_many([{"output": r.output, "source": r.source} for r in chosen], criterion=criteria)
         calls = sum(r.usage.calls for r in results)
         found["logprobs"] = {
-            "calls": calls, "per_item": calls / n, "methods": sorted({p.method for r in results for p in (r.parts or {}).values()}),
+            "calls": calls, "per_item": calls / n, "calls_each_item": [r.usage.calls for r in results], "methods": sorted({p.method for r in results for p in (r.parts or {}).values()}),
             "statuses": sorted({r.status for r in results}), "errors": sorted({r.error for r in results if r.error})[:3],
         }  # fmt: skip
     finally:
