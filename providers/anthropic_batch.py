@@ -53,7 +53,7 @@ class AnthropicBatchBackend:
             for i in range(request.n)
         ]
         try:
-            batch = await self._client.messages.batches.create(requests=entries)  # type: ignore[arg-type]
+            batch = await self._client.messages.batches.create(requests=entries)
         except anthropic.APIError as exc:
             raise classify(exc, self.provider.kind) from exc
         return batch.id

@@ -21,6 +21,7 @@ from judgesdk.provider.registry import ProviderOptions, ProviderSettings, Provid
 
 from ._prompt_cache import PromptCachePlanner, cache_marked
 from ._sdk import PLACEHOLDER_KEY, chat_logprob_tokens, chat_usage, classify, field
+from .litellm_decisions import LiteLLMDecisionsProvider
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # never fetch the price map at import
 
@@ -160,6 +161,11 @@ class LiteLLMOptions(ProviderOptions):
 
 
 def _build(settings: ProviderSettings, options: LiteLLMOptions) -> LiteLLMProvider:
+    if settings.api in ("decisions", "systemone"):  # litellm.adecisions / litellm.asystemone (providers/litellm_decisions.py)
+        return LiteLLMDecisionsProvider(  # type: ignore[return-value]
+            settings.model, api=settings.api, base_url=settings.base_url, api_key=settings.api_key(), timeout_s=settings.timeout_s,
+            capabilities=settings.capabilities,
+        )  # fmt: skip
     return LiteLLMProvider(
         settings.model, base_url=settings.base_url, api_key=settings.api_key(), timeout_s=settings.timeout_s,
         capabilities=settings.capabilities, **options.model_dump(exclude_unset=True),
@@ -170,5 +176,7 @@ PROVIDER = ProviderSpec(
     kind=LiteLLMProvider.kind,
     options=LiteLLMOptions,
     build=_build,
-    capabilities=lambda settings: detect_capabilities(settings.model),
+    capabilities=lambda settings: (
+        Capabilities(decisions=True, max_questions=128) if settings.api in ("decisions", "systemone") else detect_capabilities(settings.model)
+    ),
 )

@@ -337,6 +337,7 @@ class LlamaCppProvider:
         request's own tokens and label path as a parallel sequence over it, in one decode (two when the
         prefix's uncached part and the tails do not fit one batch)."""
         labels = group[0][0].labels
+        assert labels is not None  # only label requests are queued (generate routes the rest elsewhere)
         encoded = self._encoded_labels(labels)
         paths = label_paths(encoded)
         prompts = [p for _, p in group]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from typing import Any, Literal
 
-from judgesdk.core.errors import AuthError, CapabilityError, PermanentError, TransientError
+from judgesdk.core.errors import AuthError, CapabilityError, ConfigError, PermanentError, TransientError
 from judgesdk.provider.protocol import (
     Capabilities,
     Choice,
@@ -27,6 +27,7 @@ from judgesdk.provider.protocol import (
 from judgesdk.provider.registry import ProviderOptions, ProviderSettings, ProviderSpec
 
 from ._sdk import PLACEHOLDER_KEY, chat_logprob_tokens, chat_usage, classify, field, is_default_host, key_for_host
+from .openai_decisions import OpenAIDecisionsProvider
 
 try:
     import httpx
@@ -38,6 +39,8 @@ CHAT_PATH = "/chat/completions"
 
 
 def default_capabilities(api: str) -> Capabilities:
+    if api == "decisions":
+        return Capabilities(decisions=True, max_questions=400)  # OpenAI Decisions: 1-400 questions a call
     return Capabilities(
         logprobs=True,
         max_top_logprobs=20 if api == "chat" else 5,
@@ -176,12 +179,13 @@ class OpenAIProvider:
         """Prompt-token logprobs through ``echo``: the continuation's tokens are those past the prompt's end."""
         if not self.capabilities.loglikelihood:
             raise CapabilityError("log-likelihood needs api='completions' on a server that supports echo", provider=self.kind)
+        assert request.continuation is not None  # generate() sends only continuation requests here
         prompt = as_text(request.messages)
         raw = await self._client.completions.create(
             model=self.model, prompt=prompt + request.continuation, max_tokens=1, temperature=0.0, echo=True, logprobs=1
         )
         logprobs = raw.choices[0].logprobs if raw.choices else None
-        if logprobs is None or not logprobs.token_logprobs:
+        if logprobs is None or not logprobs.token_logprobs or logprobs.tokens is None:
             raise CapabilityError("the server returned no prompt logprobs for echo=True", provider=self.kind)
         end = len(prompt) + len(request.continuation or "")
         offsets = _echo_offsets(logprobs.tokens, logprobs.text_offset, field(raw.usage, "completion_tokens"), end)
@@ -250,6 +254,12 @@ class OpenAIOptions(ProviderOptions):
 
 
 def _build(settings: ProviderSettings, options: OpenAIOptions) -> OpenAIProvider:
+    if settings.api == "decisions":  # POST /v1/decisions (providers/openai_decisions.py)
+        return OpenAIDecisionsProvider(  # type: ignore[return-value]
+            settings.model, base_url=settings.base_url, api_key=settings.api_key(), timeout_s=settings.timeout_s, capabilities=settings.capabilities
+        )
+    if settings.api == "systemone":
+        raise ConfigError("api = 'systemone' is not an OpenAI API: use kind = 'systemone' (any System One server) or kind = 'litellm'")
     return OpenAIProvider(
         settings.model, base_url=settings.base_url, api_key=settings.api_key(), api=settings.api,
         timeout_s=settings.timeout_s, capabilities=settings.capabilities,

@@ -48,7 +48,7 @@ class OpenAIBatchBackend:
         try:
             upload = await self._client.files.create(file=("judgesdk-batch.jsonl", "\n".join(lines).encode()), purpose="batch")
             batch = await self._client.batches.create(
-                input_file_id=upload.id, endpoint=ENDPOINT, completion_window=self.completion_window,  # type: ignore[arg-type]
+                input_file_id=upload.id, endpoint=ENDPOINT, completion_window=self.completion_window,
                 metadata={"created_by": "judgesdk"},
             )  # fmt: skip
         except openai.APIError as exc:

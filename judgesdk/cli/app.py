@@ -1,5 +1,5 @@
 """``judgesdk`` command line: ``score``, ``compare``, ``rank``, ``bench``, ``meta-eval``, ``gate``,
-``calibrate``, ``cache``, ``card``, ``diff``, ``view``.
+``calibrate``, ``cache``, ``card``, ``diff``, ``view``, ``serve``.
 
 Exit codes: one table, :class:`judgesdk.core.exits.ExitCode` (0 done, 1 a gate failed or ``diff`` found a change,
 2 some items could not be judged or a gate is inconclusive, 3 usage or configuration error, 130 interrupted with
@@ -9,7 +9,7 @@ This module is the entry point (:func:`main`): it assembles the parser, turns in
 into exit code 3, sets up ``-v``, and holds the two small commands, ``bench`` and ``cache``. The others
 live with their kin and register themselves: ``score`` (:mod:`judgesdk.cli.score`), ``compare`` and
 ``rank`` (:mod:`judgesdk.cli.compare`), ``meta-eval`` (:mod:`judgesdk.cli.meta_eval`), ``gate``,
-``label-slice`` and ``calibrate`` (:mod:`judgesdk.cli.gate`), ``card`` (:mod:`judgesdk.cli.card`), ``diff`` (:mod:`judgesdk.cli.diff`), ``view`` (:mod:`judgesdk.cli.view`). Each command imports what it runs only when
+``label-slice`` and ``calibrate`` (:mod:`judgesdk.cli.gate`), ``card`` (:mod:`judgesdk.cli.card`), ``diff`` (:mod:`judgesdk.cli.diff`), ``view`` (:mod:`judgesdk.cli.view`), ``serve`` (:mod:`judgesdk.cli.serve`). Each command imports what it runs only when
 it runs, so that ``judgesdk --help`` starts quickly.
 """
 
@@ -137,6 +137,9 @@ def build_parser() -> argparse.ArgumentParser:
     from judgesdk.cli.view import register as register_view  # judgesdk view (judgesdk.view)
 
     register_view(commands)
+    from judgesdk.cli.serve import register as register_serve  # judgesdk serve (judgesdk.serve)
+
+    register_serve(commands)
     _accept_verbose(parser)
     return parser
 

@@ -25,7 +25,7 @@ def add_judge_flags(p: Any, template_help: str) -> None:
     p.add_argument("--provider", metavar="KIND", help=f"use one provider instead of the config's chain: {', '.join(provider_kinds())}")
     p.add_argument("--model")
     p.add_argument("--base-url")
-    p.add_argument("--api", choices=["chat", "completions"])
+    p.add_argument("--api", choices=["chat", "completions", "decisions", "systemone"])
     p.add_argument("--template", help=template_help)
     p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                    help="a method option (JSON value or text), e.g. rungs=3, k=4, normalization=ratio; repeatable")

@@ -189,7 +189,7 @@ def _summary(results: list[JudgeResult], skipped: int, unscored: int = 0, work: 
     from judgesdk.scorers.auto import summary_rows as auto_summary_rows
 
     scores = [r.score for r in results if r.score is not None]
-    statuses = {status: sum(r.status == status for r in results) for status in ("ok", "low_coverage", "unparsed", "error")}
+    statuses = {status: sum(r.status == status for r in results) for status in ("ok", "low_coverage", "unparsed", "refused", "missing", "error")}
     table = Table(title="judgesdk score", show_header=False)
     rows = [
         ("items judged", str(len(results))),

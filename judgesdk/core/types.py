@@ -113,7 +113,9 @@ def as_criteria(criterion: CriterionSpec) -> tuple[Criterion, ...]:
     return (as_criterion(criterion),)
 
 
-DistributionMethod = Literal["exact", "logprobs", "sampling", "parsed"]
+# decision: the probabilities a decision API answered (judgesdk.provider.decisions); predictive: the fused judge's
+# predictive distribution over the scale's levels (judgesdk.fused.levels)
+DistributionMethod = Literal["exact", "logprobs", "sampling", "parsed", "decision", "predictive"]
 
 
 class LabelDistribution(BaseModel):
@@ -163,7 +165,9 @@ class LabelDistribution(BaseModel):
         return dict(zip(self.scale.labels, self.probs))
 
 
-ResultStatus = Literal["ok", "unparsed", "low_coverage", "error"]
+# refused: a decision server declined the question; missing: its response had no answer for it. Neither has a
+# score (never a 0), as unparsed and error have none.
+ResultStatus = Literal["ok", "unparsed", "low_coverage", "refused", "missing", "error"]
 
 
 class JudgeResult(BaseModel):

@@ -95,10 +95,16 @@ class CriterionModel(BaseModel):
     def interval_at(self, score: float) -> tuple[float, float]:
         """The predictive interval around a calibrated score: its score bin's residual bounds (format 2), else
         the one interval of the criterion; clipped to the scale."""
-        lo, hi = self.interval
+        lo, hi = self.residual_bounds(score)
+        return max(self.low, score - hi), min(self.high, score - lo)
+
+    def residual_bounds(self, score: float) -> tuple[float, float]:
+        """The residual (prediction - human) quantiles that hold at this calibrated score: its score bin's
+        (format 2), else the criterion's one pair."""
         if self.interval_bounds:
             lo, hi = self.interval_bounds[int(np.searchsorted(self.interval_edges, score, side="right"))]
-        return max(self.low, score - hi), min(self.high, score - lo)
+            return float(lo), float(hi)
+        return self.interval
 
     def too_short(self, values: dict[str, float]) -> bool:
         """Shorter than every output the fit was made on (a word or two): likelihoods of so few tokens say

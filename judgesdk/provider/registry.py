@@ -67,6 +67,7 @@ BUILT_IN: dict[str, str] = {
     "openai": "judgesdk.providers.openai:PROVIDER",
     "anthropic": "judgesdk.providers.anthropic:PROVIDER",
     "litellm": "judgesdk.providers.litellm:PROVIDER",
+    "systemone": "judgesdk.providers.systemone:PROVIDER",
     "local": "judgesdk.providers.llamacpp:PROVIDER",
     "scripted": "judgesdk.providers.scripted:PROVIDER",
 }
@@ -101,7 +102,7 @@ class ProviderSettings:
     kind: str
     model: str
     base_url: str | None = None
-    api: Literal["chat", "completions"] = "chat"
+    api: Literal["chat", "completions", "decisions", "systemone"] = "chat"
     timeout_s: float = 60.0
     api_key_env: str | None = None
     capabilities: Capabilities | None = None
@@ -264,7 +265,7 @@ def canonical_kind(kind: str) -> str:
 def _unknown_kind(kind: object) -> str:
     kinds = provider_kinds()
     shown = f" {kind!r}" if isinstance(kind, str) and _KIND_NAME.match(kind) else ""  # never echo what may be a secret
-    close = difflib.get_close_matches(kind, kinds + list(_aliases), n=1, cutoff=0.75) if shown else []
+    close = difflib.get_close_matches(kind, kinds + list(_aliases), n=1, cutoff=0.75) if shown and isinstance(kind, str) else []
     hint = f" (did you mean {close[0]!r}?)" if close else ""
     return f"unknown provider kind{shown}{hint}; valid: {', '.join(kinds)}"
 

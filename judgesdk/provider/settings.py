@@ -40,7 +40,7 @@ class ProviderConfig(BaseModel):
     model: str | None = None
     base_url: str | None = None
     api_key_env: str | None = None  # name of the environment variable holding the key
-    api: Literal["chat", "completions"] = "chat"  # openai only
+    api: Literal["chat", "completions", "decisions", "systemone"] = "chat"  # openai: chat, completions, decisions; litellm: chat, decisions, systemone
     timeout_s: float = Field(default=60.0, gt=0)  # seconds per request
     capabilities: dict[str, Any] = Field(default_factory=dict)  # overrides of declared capabilities
     options: dict[str, Any] = Field(default_factory=dict)  # the kind's typed options (local: model_path, n_gpu_layers...)

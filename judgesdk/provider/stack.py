@@ -33,6 +33,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import cast
 
 from judgesdk.provider.layers.batch import Deferral, DeferringProvider
 from judgesdk.provider.layers.breaker import OverloadConfig, OverloadGuard
@@ -115,7 +116,8 @@ def assemble(source: ProviderConfig | ProviderSource, plan: StackPlan, extras: E
     if isinstance(source, ProviderConfig):
         provider = bottom(source)
     else:
-        provider = source if hasattr(source, "generate") else source()  # type: ignore[operator]
+        # an instance is told from a factory by what it has (a Protocol isinstance check would ask for every member)
+        provider = cast(Provider, source) if hasattr(source, "generate") else source()
     if extras.shared_limit is not None:
         provider = SharedLimitProvider(provider, extras.shared_limit)
     if extras.defer is not None:

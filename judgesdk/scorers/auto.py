@@ -7,14 +7,16 @@ before any model call), that fit has a model for the criterion (by name or alias
 consistency), and no prompt template was configured. Anything else (hosted providers, an item no fit was
 made for, a criterion a fit declined for lack of signal, a chosen template) is judged by the prompted
 method, and the result's notes and ``details.auto`` say why, so a reader never mistakes one scale for the
-other and every row names the fit or the fallback that produced it.
+other and every row names the fit or the fallback that produced it. A provider that answers decision
+questions (:mod:`judgesdk.scorers.decision`) is asked those instead of a prompt: its own distribution, the
+criteria of an item in one request.
 """
 
 from __future__ import annotations
 
 from judgesdk.core.types import Criterion, JudgeItem, JudgeResult
 from judgesdk.provider.protocol import Provider
-from judgesdk.scorers import fused, likert
+from judgesdk.scorers import decision, fused, likert
 from judgesdk.scorers.common import ScorerOptions
 
 PROMPTED = "geval"
@@ -47,9 +49,11 @@ async def score(provider: Provider, item: JudgeItem, criterion: Criterion, optio
     reason, found = fused_unavailable(provider, item, criterion, options)
     choice = found if isinstance(found, fused.Choice) else None
     if reason is None and choice is not None and choice.fitted is not None and choice.model is not None:
-        result = await fused.score_with(provider, item, criterion, choice.fitted, choice.model, "fused", choice=choice)
+        result = await fused.score_with(provider, item, criterion, choice.fitted, choice.model, "fused", choice=choice, levels=bool(options.extra.get(fused.LEVELS)))
         note = f"auto chose fused: the {choice.fitted.domain} fit for this model file holds the item and has {criterion.name}"
         auto = {"chose": "fused", "fit": choice.fitted.label, "domain": choice.fitted.domain, "outside_domain": False, "reasons": choice.reasons}
+    elif decision.chosen(provider, "auto", options.settings)[0]:  # its method_reason says why
+        return await decision.score(provider, item, criterion, options, "auto")
     else:
         result = await likert.score(provider, item, criterion, options, PROMPTED)
         note = f"auto chose {PROMPTED}: {reason}"

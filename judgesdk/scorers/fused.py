@@ -21,15 +21,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from judgesdk.core.errors import ConfigError, InputError
-from judgesdk.core.types import Criterion, JudgeItem, JudgeResult
+from judgesdk.core.types import Criterion, JudgeItem, JudgeResult, LabelDistribution
 from judgesdk.fused import model as fused_model
 from judgesdk.fused.domains import SHAPE, shape
+from judgesdk.fused.levels import level_probabilities
 from judgesdk.fused.model import CriterionModel, FusedModelFile, model_sha256
 from judgesdk.fused.signals import QUESTIONS, REFERENCE_LIKELIHOOD_FEATURES, UNCONDITIONAL_FEATURES, WITHOUT_CONTEXT_FEATURES, extract, features
 from judgesdk.provider.protocol import Provider
 from judgesdk.scorers.common import ScorerOptions
 
 OPTION = "fused_model"  # method_options key: path of a fit file made by `judgesdk calibrate --fused`
+LEVELS = "fused_levels"  # method_options key: true gives the result its predictive distribution over the scale's levels
 
 
 def fits_for(provider: Provider, options: ScorerOptions) -> list[FusedModelFile]:
@@ -124,14 +126,15 @@ async def score(provider: Provider, item: JudgeItem, criterion: Criterion, optio
             f"method 'fused' needs a fit for {provider.kind}/{provider.model}: the package ships one for the embedded "
             "model; fit one on your labels with `judgesdk calibrate --fused` and set method_options.fused_model"
         )
+    levels = bool(options.extra.get(LEVELS))
     choice = choose(fits, item, criterion)
     if choice.fitted is not None and choice.model is not None:
-        return await score_with(provider, item, criterion, choice.fitted, choice.model, method, choice=choice)
+        return await score_with(provider, item, criterion, choice.fitted, choice.model, method, choice=choice, levels=levels)
     # asked for by name: scored by the first fit with the criterion, marked as outside its domain
     for fitted in fits:
         model = criterion_model(fitted, criterion, item)
         if model is not None:
-            return await score_with(provider, item, criterion, fitted, model, method, choice=choice, outside_domain=choice.reasons.get(fitted.domain, []))
+            return await score_with(provider, item, criterion, fitted, model, method, choice=choice, outside_domain=choice.reasons.get(fitted.domain, []), levels=levels)
     known = sorted({name for f in fits for name in f.criterion_names()})
     raise InputError(f"the fused fits for {fits[0].model.name} have no model for criterion {criterion.name!r}; they know {', '.join(known)}")
 
@@ -146,7 +149,10 @@ async def score_with(
     *,
     choice: Choice | None = None,
     outside_domain: list[str] | None = None,
+    levels: bool = False,
 ) -> JudgeResult:
+    """The fused result; with ``levels``, its ``distribution`` is the predictive distribution over the criterion's
+    scale levels (:mod:`judgesdk.fused.levels`), the score still the prediction."""
     asked = [name for name in QUESTIONS if f"yes_{name}" in model.features]
     likelihood_given_reference = any(f in model.features for f in REFERENCE_LIKELIHOOD_FEATURES)
     baseline = any(f in model.features for f in UNCONDITIONAL_FEATURES)
@@ -163,9 +169,14 @@ async def score_with(
     item_shape = choice.shape if choice is not None else shape(item.output, item.source)
     if degenerate:  # below the fit's support: no extrapolated number, the bottom of the scale, flagged
         value, low, high = model.low, model.low, model.low
+    distribution = None
+    if levels:
+        probs = level_probabilities(model, value, criterion.scale.values)
+        distribution = LabelDistribution(scale=criterion.scale, probs=probs, method="predictive")
     return JudgeResult(
         score=value,
         status="ok",
+        distribution=distribution,
         criterion=criterion.name,
         method=f"{method}/{model.variant}",
         method_reason=(

@@ -18,6 +18,7 @@ from judgesdk.estimation.estimate import estimate
 from judgesdk.estimation.grammars import format_for
 from judgesdk.prompting.templates import Template, bundled_template_ids, load_template
 from judgesdk.provider.protocol import Provider
+from judgesdk.scorers import decision
 from judgesdk.scorers.common import ScorerOptions, result_from_estimate, template_values
 
 _METHOD_OF = {"direct": "parsed", "sampling": "sampling"}
@@ -27,7 +28,10 @@ DEFAULT_TEMPLATE = "direct.likert"
 async def score(
     provider: Provider, item: JudgeItem, criterion: Criterion, options: ScorerOptions, method: str = "geval"
 ) -> JudgeResult:
-    """Score ``item`` on ``criterion`` with aggregation ``method`` (geval, direct or sampling)."""
+    """Score ``item`` on ``criterion`` with aggregation ``method`` (geval, direct or sampling); geval on a
+    provider that answers decision questions asks one (:mod:`judgesdk.scorers.decision`)."""
+    if method == "geval" and decision.chosen(provider, method, options.settings)[0]:
+        return await decision.score(provider, item, criterion, options, method)
     settings = options.settings
     if method in _METHOD_OF:
         settings = settings.model_copy(update={"method": _METHOD_OF[method]})

@@ -68,12 +68,13 @@ class BudgetMeter:
         self.calls = self.tokens = self.unpriced_calls = 0
         self.usd = 0.0
         self.reason: str | None = None
-        self._prices: dict[tuple[str, str], Price | None] = {}
+        self._prices: dict[tuple[str, str, str], Price | None] = {}
 
-    def price(self, kind: str, model: str) -> Price | None:
-        if (kind, model) not in self._prices:
-            self._prices[(kind, model)] = price_for(kind, model, self.budget.prices)[0]
-        return self._prices[(kind, model)]
+    def price(self, kind: str, model: str, route: str = "chat") -> Price | None:
+        """The price of a call (``route="decisions"`` for a decision request: its own price fields)."""
+        if (kind, model, route) not in self._prices:
+            self._prices[(kind, model, route)] = price_for(kind, model, self.budget.prices, route=route)[0]
+        return self._prices[(kind, model, route)]
 
     def require_prices(self, models: Sequence[tuple[str, str]]) -> None:
         """With a USD cap, at least one provider of the chain must have a price, or the cap means nothing."""
@@ -92,12 +93,12 @@ class BudgetMeter:
         if self.reason is not None:
             raise BudgetExceededError(self.reason)
 
-    def record(self, kind: str, model: str, response: GenerateResponse) -> None:
+    def record(self, kind: str, model: str, response: GenerateResponse, route: str = "chat") -> None:
         if response.cached:
             return
         self.calls += 1
         self.tokens += response.usage.input_tokens + response.usage.output_tokens
-        price = self.price(kind, model)
+        price = self.price(kind, model, route)
         if price is None:
             self.unpriced_calls += 1
         else:
@@ -120,7 +121,7 @@ class BudgetedProvider(WrapperProvider):
     async def generate(self, request: GenerateRequest) -> GenerateResponse:
         self.meter.check()
         response = await self.inner.generate(request)
-        self.meter.record(self.kind, self.model, response)
+        self.meter.record(self.kind, self.model, response, "decisions" if request.decision is not None else "chat")
         return response
 
 

@@ -42,7 +42,7 @@ from typing import Any, Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from judgesdk.core.errors import InputError, RateLimitError
-from judgesdk.provider.protocol import GenerateRequest, GenerateResponse, Provider, WrapperProvider, as_text
+from judgesdk.provider.protocol import GenerateRequest, GenerateResponse, Provider, WrapperProvider, request_text
 
 Clock = Callable[[], float]
 Sleep = Callable[[float], Awaitable[None]]
@@ -169,7 +169,7 @@ class RateLimitedProvider(WrapperProvider):
 
     def estimate_tokens(self, request: GenerateRequest) -> int:
         """Tokens the API will count before answering: the prompt's (from its length) plus the completion budget."""
-        prompt = math.ceil(len(as_text(request.messages)) / self.config.chars_per_token)
+        prompt = math.ceil(len(request_text(request)) / self.config.chars_per_token)
         return prompt + max(request.max_tokens, 1) * request.n
 
     # -- the three limits ------------------------------------------------------------------------
