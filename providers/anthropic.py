@@ -19,7 +19,7 @@ from judgesdk.provider.protocol import Capabilities, Choice, GenerateRequest, Ge
 from judgesdk.provider.registry import Pricing, ProviderOptions, ProviderSettings, ProviderSpec
 
 from ._prompt_cache import PromptCachePlanner, cache_marked
-from ._sdk import PLACEHOLDER_KEY, classify, is_default_host, key_for_host
+from ._sdk import PLACEHOLDER_KEY, classify, is_default_host, key_for_host, own_endpoint
 
 try:
     import anthropic
@@ -65,10 +65,10 @@ class AnthropicProvider:
             raise AuthError("the anthropic provider needs ANTHROPIC_API_KEY (or api_key=...)", provider=self.kind)
         key = key or PLACEHOLDER_KEY
         self.model = model
-        self.endpoint = base_url or "https://api.anthropic.com"
+        self.endpoint = own_endpoint(base_url, "https://api.anthropic.com", "anthropic")  # never ANTHROPIC_BASE_URL
         self.capabilities = capabilities or DEFAULT_CAPABILITIES
         self.cache_planner = PromptCachePlanner(prompt_cache_min_chars) if prompt_cache else None
-        self._client = anthropic.AsyncAnthropic(api_key=key, base_url=base_url, timeout=timeout_s, max_retries=0)
+        self._client = anthropic.AsyncAnthropic(api_key=key, base_url=self.endpoint, timeout=timeout_s, max_retries=0)
 
     @property
     def client(self) -> Any:

@@ -20,7 +20,7 @@ from judgesdk.provider.protocol import Capabilities, Choice, GenerateRequest, Ge
 from judgesdk.provider.registry import ProviderOptions, ProviderSettings, ProviderSpec
 
 from ._prompt_cache import PromptCachePlanner, cache_marked
-from ._sdk import PLACEHOLDER_KEY, chat_logprob_tokens, chat_usage, classify, field
+from ._sdk import PLACEHOLDER_KEY, answer_choices, chat_logprob_tokens, chat_usage, classify, field, own_endpoint
 from .litellm_decisions import LiteLLMDecisionsProvider
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # never fetch the price map at import
@@ -58,6 +58,33 @@ def routes_to_claude(model: str) -> bool:
     return backend == "anthropic" or (backend in ("bedrock", "vertex_ai") and "claude" in model.lower())
 
 
+# The vendors' own endpoints, as LiteLLM's routes default to them: passed explicitly when no base_url is configured,
+# so that OPENAI_BASE_URL / ANTHROPIC_API_BASE... never choose the host the vendor's key goes to.
+ROUTE_DEFAULTS = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com/v1/messages"}
+
+
+def route_default_base(model: str) -> str | None:
+    """The base URL to give LiteLLM for ``model`` when the config names none: the vendor's own for the openai and
+    anthropic routes; None for other routes, unless the environment holds a base URL for the route
+    (``<ROUTE>_API_BASE``, ``<ROUTE>_BASE_URL``), which LiteLLM would send the route's key to: refused."""
+    try:
+        route = litellm.get_llm_provider(model)[1]
+    except Exception:  # unknown provider prefix: LiteLLM says so on the first call
+        return None
+    if route in ROUTE_DEFAULTS:
+        return own_endpoint(None, ROUTE_DEFAULTS[route], route)
+    prefix = route.upper().replace("-", "_")
+    found = [name for name in (f"{prefix}_API_BASE", f"{prefix}_BASE_URL") if os.environ.get(name)]
+    if found:
+        raise PermanentError(
+            f"litellm: {found[0]} is set in the environment, and LiteLLM would send model {model!r} (and its route's key) "
+            "there, a host the config does not name: set base_url under [[providers]] to the host meant (it then gets only "
+            f"the key api_key_env names), or unset {found[0]}",
+            provider="litellm",
+        )
+    return None
+
+
 class LiteLLMProvider:
     kind = "litellm"
 
@@ -78,7 +105,7 @@ class LiteLLMProvider:
         self.model = model
         self.endpoint = base_url or f"litellm:{model.split('/')[0]}"
         self.capabilities = capabilities or detect_capabilities(model)
-        self._base_url = base_url
+        self._base_url = base_url or route_default_base(model)
         # LiteLLM falls back to the route's environment key (OPENAI_API_KEY...) when given none: at a custom
         # base_url that would send the vendor's key to another host, so only a key given here is sent there
         self._api_key = api_key or (PLACEHOLDER_KEY if base_url else None)
@@ -104,7 +131,7 @@ class LiteLLMProvider:
                 tokens=chat_logprob_tokens(field(c, "logprobs")) if request.top_logprobs else None,
                 finish_reason=field(c, "finish_reason"),
             )
-            for c in field(raw, "choices") or []
+            for c in answer_choices(raw, self.kind)
         ]
         notes = []
         if request.top_logprobs and any(c.tokens is None for c in choices):

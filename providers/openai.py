@@ -26,7 +26,17 @@ from judgesdk.provider.protocol import (
 )
 from judgesdk.provider.registry import ProviderOptions, ProviderSettings, ProviderSpec
 
-from ._sdk import PLACEHOLDER_KEY, chat_logprob_tokens, chat_usage, classify, field, is_default_host, key_for_host
+from ._sdk import (
+    PLACEHOLDER_KEY,
+    answer_choices,
+    chat_logprob_tokens,
+    chat_usage,
+    classify,
+    field,
+    is_default_host,
+    key_for_host,
+    own_endpoint,
+)
 from .openai_decisions import OpenAIDecisionsProvider
 
 try:
@@ -71,10 +81,10 @@ class OpenAIProvider:
             raise AuthError("the openai provider needs OPENAI_API_KEY (or api_key=...) for api.openai.com", provider=self.kind)
         self.model = model
         self.api = api
-        self.endpoint = base_url or "https://api.openai.com/v1"
+        self.endpoint = own_endpoint(base_url, "https://api.openai.com/v1", "openai")  # never OPENAI_BASE_URL
         self.capabilities = capabilities or default_capabilities(api)
         self._client = openai.AsyncOpenAI(
-            api_key=key or PLACEHOLDER_KEY, base_url=base_url, timeout=timeout_s, max_retries=0
+            api_key=key or PLACEHOLDER_KEY, base_url=self.endpoint, timeout=timeout_s, max_retries=0
         )
 
     @property
@@ -139,7 +149,7 @@ class OpenAIProvider:
                 tokens=chat_logprob_tokens(field(c, "logprobs")) if request.top_logprobs else None,
                 finish_reason=field(c, "finish_reason"),
             )
-            for c in field(completion, "choices") or []
+            for c in answer_choices(completion, self.kind)
         ]
         return self._response(choices, field(completion, "usage"), answered_by=completion)
 
@@ -171,7 +181,7 @@ class OpenAIProvider:
                 tokens=_completion_tokens(c.logprobs) if request.top_logprobs else None,
                 finish_reason=c.finish_reason,
             )
-            for c in raw.choices
+            for c in answer_choices(raw, self.kind, part=None)
         ]
         return self._response(choices, raw.usage, answered_by=raw)
 

@@ -39,21 +39,75 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not hasattr(args, "func"):
         parser.print_help()
         return ExitCode.USAGE
-    with _verbose_logging(args.verbose):
+    with _verbose_logging(args.verbose), _reader_may_leave() as stdout:
         try:
-            return int(args.func(args))
+            code = int(args.func(args))
+            stdout.flush()  # here, not at interpreter exit, where a closed pipe would turn the code into 120
+            return code
         except (InputError, ConfigError) as exc:
             print(f"judgesdk: {exc}", file=sys.stderr)
             return ExitCode.USAGE
-        except BrokenPipeError:  # e.g. piped into `head`: stop quietly
-            sys.stderr.close()
-            return ExitCode.OK
         except Interrupted as exc:  # Ctrl-C in a judging run (judgesdk.judging.runner): what was kept, in one line
             print(f"judgesdk: {exc}", file=sys.stderr)
             return ExitCode.INTERRUPTED
         except KeyboardInterrupt:  # Ctrl-C outside a judging run: one line, no traceback
             print("judgesdk: interrupted", file=sys.stderr)
             return ExitCode.INTERRUPTED
+
+
+class _ReaderMayLeave:
+    """``sys.stdout`` for one command, whose reader may stop reading (``judgesdk gate ... | head -1``).
+
+    A closed pipe must not change the verdict: a failing gate piped into ``head`` exits 1 under ``pipefail``,
+    as it does unpiped, and a passing one 0. So the first write that finds the pipe closed points the
+    process's stdout at ``/dev/null`` (the output the reader no longer wants is dropped, quietly) and the
+    command goes on to its own exit code, instead of ending on a ``BrokenPipeError`` with whatever code the
+    handler chose. Everything but ``write`` and ``flush`` is the stream's own."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+        self.reader_left = False
+
+    def write(self, text: str) -> int:
+        if not self.reader_left:
+            try:
+                return int(self._stream.write(text))
+            except BrokenPipeError:
+                self._drop_the_rest()
+        return len(text)
+
+    def flush(self) -> None:
+        if not self.reader_left:
+            try:
+                self._stream.flush()
+            except BrokenPipeError:
+                self._drop_the_rest()
+
+    def _drop_the_rest(self) -> None:
+        self.reader_left = True
+        try:  # what the stream still buffers is written to /dev/null when it is flushed, at exit at the latest
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            try:
+                os.dup2(devnull, self._stream.fileno())
+            finally:
+                os.close(devnull)
+        except (AttributeError, OSError, ValueError):  # not a file (a caller's or a test's stand-in): nothing to drop
+            pass
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+@contextmanager
+def _reader_may_leave() -> Iterator[_ReaderMayLeave]:
+    stream = sys.stdout
+    guarded = _ReaderMayLeave(stream)
+    sys.stdout = guarded  # type: ignore[assignment]
+    try:
+        yield guarded
+    finally:
+        if sys.stdout is guarded:
+            sys.stdout = stream
 
 
 VERBOSE_HELP = "log judgesdk's debug messages, and llama.cpp's own log, to stderr"

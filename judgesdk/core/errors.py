@@ -53,6 +53,14 @@ class ProviderTimeoutError(TransientError):
     and sends fewer requests at once. ``status`` is None: no server answered."""
 
 
+class MalformedAnswerError(TransientError):
+    """The backend answered (HTTP 200) with something that is not an answer: an error object in the body, no
+    choices, fields of the wrong shape, log-probabilities that are NaN or above 0. Retried like any transient
+    failure (a proxy's hiccup, a server mid-restart) and never cached; if it persists, the item is an
+    ``error`` row naming what was wrong (:mod:`judgesdk.provider.layers.answers`), never ``unparsed`` and
+    never a score."""
+
+
 class RateLimitError(TransientError):
     """429 Too Many Requests; ``retry_after`` carries the server's Retry-After in seconds when sent."""
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from judgesdk.core.errors import CapabilityError
 from judgesdk.core.types import LabelDistribution, ResultStatus, Scale
@@ -31,6 +31,8 @@ Method = Literal["auto", "exact", "decision", "logprobs", "sampling", "parsed"]
 
 class EstimationSettings(BaseModel):
     """How distributions are estimated. Sampling defaults follow 002's Approximation (n=20, T=1.0)."""
+
+    model_config = ConfigDict(extra="forbid")  # a typo is refused, not a default silently kept
 
     method: Method = "auto"
     samples: int = Field(default=20, ge=1)

@@ -21,6 +21,7 @@ The content hash of the file enters the cache key, so editing a template never s
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import re
 import sys
@@ -38,6 +39,10 @@ if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
     import tomli as tomllib
+
+TEMPLATE_KEYS = ("id", "version", "user", "system", "answer_prefix", "source", "description")
+# What shows a judge the text it judges: one output, or the two outputs of a comparison.
+SHOWN_OUTPUTS = (frozenset({"output"}), frozenset({"output_a", "output_b"}))
 
 _PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 
@@ -58,6 +63,11 @@ class Template(BaseModel):
     def variables(self) -> set[str]:
         text = "".join([self.system or "", self.user, self.answer_prefix])
         return set(_PLACEHOLDER.findall(text))
+
+    def shows_the_output(self) -> bool:
+        """Whether the prompt shows the judged text (``{{output}}``, or ``{{output_a}}`` and ``{{output_b}}``): a
+        judge asked without it still answers, with a score of nothing."""
+        return any(shown <= self.variables for shown in SHOWN_OUTPUTS)
 
     def tags(self) -> tuple[tuple[str, str], ...]:
         """Provenance that enters the cache key."""
@@ -102,8 +112,12 @@ def parse_template(data: bytes, origin: str = "<bytes>") -> Template:
     for key in ("id", "version", "user"):
         if key not in raw:
             raise InputError(f"template {origin} lacks the required key {key!r}")
-    known = {"id", "version", "user", "system", "answer_prefix", "source", "description"}
-    fields = {k: str(v) for k, v in raw.items() if k in known}
+    for key in raw:  # a typo (answer_prefx, sytem) would be a template silently without that part
+        if key not in TEMPLATE_KEYS:
+            close = difflib.get_close_matches(key, TEMPLATE_KEYS, n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise InputError(f"template {origin} has an unknown key {key!r} ({hint}keys: {', '.join(TEMPLATE_KEYS)})")
+    fields = {k: str(v) for k, v in raw.items()}
     return Template(content_hash=hashlib.sha256(data).hexdigest()[:16], **fields)
 
 

@@ -22,7 +22,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from judgesdk.core.types import JudgeResult
 from judgesdk.provider.protocol import Usage
@@ -35,6 +35,8 @@ Route = str  # "chat" (every prompt-based call) or "decisions" (a decision reque
 
 class CostModel(BaseModel):
     """Configured prices to turn token usage into money (USD per million tokens), instead of the price map."""
+
+    model_config = ConfigDict(extra="forbid")
 
     usd_per_million_input: float = 0.0
     usd_per_million_output: float = 0.0

@@ -59,6 +59,7 @@ def item_ids(lines: Sequence[tuple[int, Mapping[str, Any]]], path: str | Path = 
     so that an edited input file does not attach old results to new items."""
     ids: list[str] = []
     explicit: dict[str, list[int]] = {}
+    derived: dict[str, int] = {}  # sha: ids made here, and their line
     seen_content: dict[str, int] = {}
     for number, raw in lines:
         given = raw.get("id")
@@ -75,7 +76,14 @@ def item_ids(lines: Sequence[tuple[int, Mapping[str, Any]]], path: str | Path = 
             seen_content[digest] = seen_content.get(digest, 0) + 1
             count = seen_content[digest]
             the_id = f"sha:{digest}" if count == 1 else f"sha:{digest}#{count}"
+            derived[the_id] = number
         ids.append(the_id)
+    for the_id, number in derived.items():  # an id written as another line's derived one: two items, one id
+        if the_id in explicit:
+            raise InputError(
+                f"{path}: line {explicit[the_id][0]} has the id {the_id!r}, which is the id line {number} gets from its texts "
+                f"(it has no id of its own): give line {number} an 'id' too, or line {explicit[the_id][0]} another one"
+            )
     repeated = {the_id: numbers for the_id, numbers in explicit.items() if len(numbers) > 1}
     if repeated:
         the_id, numbers = next(iter(repeated.items()))

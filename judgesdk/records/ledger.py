@@ -48,6 +48,7 @@ class Ledger:
             handle.seek(0)
             data = handle.read()
             rows, skipped = parse_rows(data, path)
+            _require_results(rows, path, what)
             if data and not data.endswith(b"\n"):
                 handle.write(b"\n")
                 handle.flush()
@@ -79,6 +80,21 @@ class Ledger:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _require_results(rows: list[dict[str, Any]], path: Path, what: str) -> None:
+    """Every row already in the file is a judge result (it has the ``status`` or the ``format`` every row this
+    ledger writes has): appending to an items file (``score X -o X``) or to a labels file would mix results
+    into it, and its lines, read as results, would pass for items already judged."""
+    for number, row in enumerate(rows, start=1):
+        if "status" not in row and "format" not in row:
+            looks = " (it looks like an items line: it has 'output')" if "output" in row else (
+                " (it looks like a human label: it has 'label')" if "label" in row else ""
+            )
+            raise InputError(
+                f"{what} {path} is not a results file: its row {number} is no judge result (no 'status'){looks}; give {what} a "
+                "new file, or the results file of an earlier run to resume it"
+            )
 
 
 def _lock(handle: IO[bytes], path: Path, what: str) -> None:

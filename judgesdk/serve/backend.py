@@ -146,8 +146,8 @@ class Backend:
         """The criteria (and aliases) the fused judge has fits for on this provider's model file; none for a hosted chain."""
         if not self.embedded or model_sha256(self.provider) is None:
             return []
-        fitted = fused.fit_for(self.provider, self.judge.options)
-        return fitted.criterion_names() if fitted is not None else []
+        fits = fused.fits_for(self.provider, self.judge.options)
+        return sorted({name for fitted in fits for name in fitted.criterion_names()})
 
     async def answer(self, request_input: DecisionInput, questions: tuple[Question, ...], item_id: str | None = None) -> list[Answered]:
         """Every question of one request about ``request_input``, judged concurrently (identical calls underneath

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from judgesdk.core.errors import BudgetExceededError, ConfigError
 from judgesdk.core.types import Usage
@@ -36,6 +36,8 @@ __all__ = ["Budget", "BudgetMeter", "BudgetState", "BudgetedProvider"]
 
 class Budget(BaseModel):
     """A cap on what one run may spend: tokens billed (input + output), USD, or both."""
+
+    model_config = ConfigDict(extra="forbid")  # max_usdd must be refused: a cap silently not applied spends without bound
 
     max_tokens: int | None = Field(default=None, ge=1)
     max_usd: float | None = Field(default=None, gt=0)

@@ -33,6 +33,7 @@ import diskcache
 from pydantic import ValidationError
 
 from judgesdk.core.errors import ConfigError
+from judgesdk.provider.layers.answers import answer_problem
 from judgesdk.provider.protocol import GenerateRequest, GenerateResponse, Provider, WrapperProvider, identity_of
 
 log = logging.getLogger("judgesdk.cache")
@@ -133,7 +134,8 @@ class CachedProvider(WrapperProvider):
             self.hits += 1
             return stored
         response = await self.inner.generate(request)
-        self._write(key, response)
+        if answer_problem(request, response) is None:  # a malformed answer is never stored (the answer check raises below)
+            self._write(key, response)
         return response
 
     def _read(self, key: str) -> GenerateResponse | None:

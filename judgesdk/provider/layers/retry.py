@@ -22,7 +22,7 @@ import asyncio
 import random
 from contextvars import ContextVar
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type
 
 from judgesdk.core.errors import RetriesExhaustedError, TransientError
@@ -40,6 +40,8 @@ def exclude_from_budget(seconds: float) -> None:
 
 
 class RetryPolicy(BaseModel):
+    model_config = ConfigDict(extra="forbid")  # a typo (max_attemps) is refused, not a default silently kept
+
     max_attempts: int = Field(default=5, ge=1)
     max_total_s: float = Field(default=120.0, gt=0)  # attempts and back-off; not time queued in the overload guard
     initial_wait_s: float = Field(default=0.5, ge=0)
