@@ -5,6 +5,7 @@
     python benchmarks/fused_signals.py --dataset topicalchat --no-reference        # dialogue prompts
     python benchmarks/fused_signals.py --dataset hanna --no-reference              # story prompts
     python benchmarks/fused_domains.py [--domains news,dialogue,story] [--write]
+    python benchmarks/fused_domains.py --envelope-only      # the shipped news fit, weights unchanged, with its envelope
 
 Per domain and criterion (nested CV by group: SummEval by document, TopicalChat by dialogue context, HANNA
 by writing prompt; 5 outer x 4 inner folds, seed 0): the fused model's per-group Spearman with a 95 %
@@ -16,7 +17,10 @@ and with the reference (n-gram overlap alone, and with the likelihood given the 
 checks on data no fit saw: NewsRoom for the news fit (agreement, interval coverage, share of items inside
 the envelope), and for stories a fit on one half of HANNA's prompts tested on the other half (both ways).
 Each pass's seconds per output come from the signal files. ``--write`` saves the shipped fit files
-(judgesdk/fused/data/); the full report goes to ``--json``.
+(judgesdk/fused/data/); the full report goes to ``--json``. ``--envelope-only`` refits nothing: it gives the
+shipped news fit (its weights, calibration and intervals unchanged) the domain and the envelope of SummEval's
+1,600 items (their shapes need no model call) and saves it as format 2, so ``auto`` stops applying it to items
+of another shape (HANNA's stories) without the refit that needs every output's signals.
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ import numpy as np
 from scipy.stats import binomtest, spearmanr
 
 from judgesdk.fused import model as fused_model
-from judgesdk.fused.domains import shape
+from judgesdk.fused.domains import envelope, shape
 from judgesdk.fused.fit import CriterionFit, group_bootstrap, group_codes, mean_group_spearman, system_kendall
 from judgesdk.fused.model import FusedModelFile, ModelIdentity
 from judgesdk.fused.signals import Evidence
@@ -190,6 +194,16 @@ def print_table(domain: str, report: dict) -> None:
         print(f"- declined {key}: {reason}")
 
 
+def envelope_only() -> Path:
+    """The shipped news fit with the envelope of the items it was fitted on (SummEval's, natural text)."""
+    path = DATA / f"{EMBEDDED_MODEL}.news.json"
+    fitted = fused_model.load(path)
+    dataset = str(fitted.data.get("dataset", "summeval"))
+    shapes = [shape(r.output, r.source) for r in map(natural, load_dataset(dataset))]
+    bounded = fitted.model_copy(update={"format": fused_model.FORMAT, "domain": "news", "envelope": envelope(shapes, context="absent")})
+    return fused_model.save(bounded, path)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--signals", type=Path, default=Path("benchmarks/out/signals"))
@@ -199,9 +213,13 @@ def main() -> int:
     parser.add_argument("--ship-reference", choices=["ngram", "likelihood"], default="ngram", help="which reference variant the written news fit carries")
     parser.add_argument("--write", action="store_true", help=f"save the shipped fits to {DATA}")
     parser.add_argument("--json", type=Path, default=Path("benchmarks/out/fused_domains.json"))
+    parser.add_argument("--envelope-only", action="store_true", help="add the envelope to the shipped news fit, refitting nothing")
     args = parser.parse_args()
     if shared_data_dir() is None:
         print("shared data not found (../shared/data): nothing to measure", file=sys.stderr)
+        return 0
+    if args.envelope_only:
+        print(f"saved {envelope_only()}")
         return 0
     report: dict[str, object] = {}
     for domain in filter(None, args.domains.split(",")):
