@@ -19,6 +19,16 @@ class InputError(JudgeSDKError):
     """
 
 
+class MissingItemField(InputError):
+    """An item lacks a field its method's prompt shows (``source``, ``reference``, ``context``): the fault of that
+    item, not of the run, so a judge makes it that item's ``error`` result, naming the item and the field, and
+    judges the others (issue 28). ``fields`` are the missing fields."""
+
+    def __init__(self, message: str, *, fields: tuple[str, ...] | list[str] = ("source",)) -> None:
+        super().__init__(message)
+        self.fields = tuple(fields)
+
+
 class MissingDependencyError(JudgeSDKError, ImportError):
     """An optional dependency is not installed; the message names the package to install."""
 

@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from judgesdk.core.errors import ConfigError, InputError, JudgeSDKError, ProviderError, UnavailableError
+from judgesdk.core.errors import ConfigError, InputError, JudgeSDKError, MissingItemField, ProviderError, UnavailableError
 from judgesdk.core.provenance import Provenance, options_hash, sdk_version
 from judgesdk.core.types import Criterion, CriterionSpec, JudgeItem, JudgeResult, as_criteria, as_criterion
 from judgesdk.estimation.estimate import EstimationSettings
@@ -302,6 +302,9 @@ class Judge:
             result = await self._chain(attributed)
         except _ChainFailed as exc:
             result = _error_result(item, criteria, method, str(exc), latency_s=time.perf_counter() - started)
+        except MissingItemField as exc:  # this item lacks what its prompt shows: its error, the others go on (issue 28)
+            named = f"item {item.id!r}" if item.id is not None else "an item without an id"
+            result = _error_result(item, criteria, method, f"{named}: {exc}", latency_s=time.perf_counter() - started)
         return _flag_instructions(item, result)
 
     def _provenance(self, provider: Provider, method: str, calls: list[Any], result: JudgeResult) -> Provenance:

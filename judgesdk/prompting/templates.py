@@ -31,7 +31,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from judgesdk.core.errors import InputError
+from judgesdk.core.errors import InputError, MissingItemField
 from judgesdk.prompting.fences import JUDGED, Fences, fences_of, neutralize, neutralized_by
 from judgesdk.provider.protocol import Message
 
@@ -44,6 +44,7 @@ TEMPLATE_KEYS = ("id", "version", "user", "system", "answer_prefix", "source", "
 # What shows a judge the text it judges: one output, or the two outputs of a comparison.
 SHOWN_OUTPUTS = (frozenset({"output"}), frozenset({"output_a", "output_b"}))
 
+ITEM_FIELDS = ("source", "reference", "context")  # an item's optional texts: a template may need one the item lacks
 _PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 
 
@@ -75,6 +76,13 @@ class Template(BaseModel):
 
     def render(self, **values: object) -> tuple[Message, ...]:
         missing = sorted(self.variables - {k for k, v in values.items() if v is not None})
+        absent = [name for name in missing if name in ITEM_FIELDS]
+        if missing and absent == missing:  # the item's fault, not the template's or the caller's
+            raise MissingItemField(
+                f"it has no {' or '.join(map(repr, absent))}, which template {self.id!r} shows the judge: add "
+                f"{'it' if len(absent) == 1 else 'them'} to the item (its input line), or choose a method or template that does without",
+                fields=absent,
+            )
         if missing:
             raise InputError(f"template {self.id!r} needs values for {missing}; pass them to render()")
         fences = None

@@ -12,7 +12,7 @@ The three aggregations of 002 (eq. 1-3) differ only in how the answer's distribu
 
 from __future__ import annotations
 
-from judgesdk.core.errors import InputError
+from judgesdk.core.errors import MissingItemField
 from judgesdk.core.types import Criterion, JudgeItem, JudgeResult
 from judgesdk.estimation.estimate import estimate
 from judgesdk.estimation.grammars import format_for
@@ -49,5 +49,5 @@ def without_source_variant(template: Template) -> Template:
         return template
     variant = f"{template.id}.no_source"
     if variant not in bundled_template_ids():
-        raise InputError(f"template {template.id!r} needs a source text and has no {variant!r} variant: pass source=...")
+        raise MissingItemField(f"it has no 'source', which template {template.id!r} needs (it has no {variant!r} variant): pass source=...")
     return load_template(variant)
