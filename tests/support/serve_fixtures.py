@@ -1,4 +1,4 @@
-"""Fixtures of tests/integration (the serve tests): one ``judgesdk serve`` over the embedded local judge for the whole session (its
+"""Fixtures of the serve integration tests (imported by them; a conftest.py under tests/ would shadow the top one's name `conftest`): one ``judgesdk serve`` over the embedded local judge for the whole session (its
 model loads once), recording what it serves, and the judge it must agree with."""
 
 from __future__ import annotations
