@@ -25,8 +25,9 @@ from judgesdk.provider.protocol import (
     runtime,
 )
 from judgesdk.provider.registry import ProviderOptions, ProviderSettings, ProviderSpec
+from judgesdk.provider.urls import redact_url
 
-from ._sdk import PLACEHOLDER_KEY, chat_logprob_tokens, chat_usage, classify, field, is_default_host, key_for_host
+from ._sdk import PLACEHOLDER_KEY, chat_logprob_tokens, chat_usage, check_length, classify, field, is_default_host, key_for_host, no_redirects, within
 
 try:
     import httpx
@@ -68,11 +69,13 @@ class OpenAIProvider:
             raise AuthError("the openai provider needs OPENAI_API_KEY (or api_key=...) for api.openai.com", provider=self.kind)
         self.model = model
         self.api = api
-        self.endpoint = base_url or "https://api.openai.com/v1"
+        self.endpoint = redact_url(base_url) if base_url else "https://api.openai.com/v1"  # shown, keyed: no credentials
+        self.timeout_s = timeout_s
         self.capabilities = capabilities or default_capabilities(api)
         self._client = openai.AsyncOpenAI(
-            api_key=key or PLACEHOLDER_KEY, base_url=base_url, timeout=timeout_s, max_retries=0
-        )
+            api_key=key or PLACEHOLDER_KEY, base_url=base_url, timeout=timeout_s, max_retries=0,
+            http_client=no_redirects(openai.DefaultAsyncHttpxClient, timeout_s),
+        )  # fmt: skip
 
     @property
     def client(self) -> Any:
@@ -86,11 +89,11 @@ class OpenAIProvider:
         started = time.perf_counter()
         try:
             if request.continuation is not None:
-                response = await self._loglikelihood(request)
+                response = await within(self.timeout_s, self._loglikelihood(request), self.kind)
             elif self.api == "chat":
-                response = await self._chat(request)
+                response = await within(self.timeout_s, self._chat(request), self.kind)
             else:
-                response = await self._completion(request)
+                response = await within(self.timeout_s, self._completion(request), self.kind)
         except openai.APIError as exc:
             raise classify(exc, self.kind) from exc
         response.latency_s = time.perf_counter() - started
@@ -133,11 +136,12 @@ class OpenAIProvider:
         choices = [
             Choice(
                 text=field(field(c, "message"), "content") or "",
-                tokens=chat_logprob_tokens(field(c, "logprobs")) if request.top_logprobs else None,
+                tokens=chat_logprob_tokens(field(c, "logprobs"), self.kind, self.endpoint) if request.top_logprobs else None,
                 finish_reason=field(c, "finish_reason"),
             )
             for c in field(completion, "choices") or []
         ]
+        check_length((c.text for c in choices), request, self.kind, self.endpoint)
         return self._response(choices, field(completion, "usage"), answered_by=completion)
 
     async def _chat(self, request: GenerateRequest) -> GenerateResponse:
@@ -170,6 +174,7 @@ class OpenAIProvider:
             )
             for c in raw.choices
         ]
+        check_length((c.text for c in choices), request, self.kind, self.endpoint)
         return self._response(choices, raw.usage, answered_by=raw)
 
     async def _loglikelihood(self, request: GenerateRequest) -> GenerateResponse:
