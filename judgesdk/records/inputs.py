@@ -103,6 +103,11 @@ def read_objects(path: str | Path, what: str) -> list[tuple[int, dict[str, Any]]
     crash may have cut are read by :func:`read_rows`.
     """
     path = Path(path)
+    if str(path) == "-" or (path.exists() and not path.is_dir() and not path.is_file()):  # "-", /dev/stdin, a pipe, a device
+        raise InputError(
+            f"{what} file {path}: reading standard input, a pipe or a device is not supported (a run resumes by reading its "
+            "input again): save the lines to a file and give its path"
+        )
     if path.is_dir():
         raise InputError(f"{what} file {path} is a folder: give the path of a JSONL file, one JSON object per line")
     if not path.is_file():
@@ -115,12 +120,33 @@ def read_objects(path: str | Path, what: str) -> list[tuple[int, dict[str, Any]]
             row = json.loads(line)
         except json.JSONDecodeError as exc:
             raise InputError(f"{path}:{number}: not valid JSON ({exc.msg}); each line must be one JSON object") from exc
+        except RecursionError:
+            row = None  # nested past what the reader can follow: refused below with the same words
+        if row is None or nesting(row) > MAX_NESTING:
+            raise InputError(f"{path}:{number}: a value is nested more than {MAX_NESTING} levels deep; flatten it (or drop the field)")
         if not isinstance(row, dict):
             raise InputError(f"{path}:{number}: each line must be a JSON object")
         rows.append((number, row))
     if not rows:
         raise InputError(f"{what} file {path} is empty")
     return rows
+
+
+MAX_NESTING = 64  # levels of arrays and objects in one input line; deeper ones could not be written back into a row
+
+
+def nesting(value: Any) -> int:
+    """How many levels of arrays and objects ``value`` has (0 for a scalar), counted without recursion."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        current, depth = stack.pop()
+        children = current.values() if isinstance(current, dict) else current if isinstance(current, list) else None
+        if children is None:
+            continue
+        deepest = max(deepest, depth)
+        if depth <= MAX_NESTING:
+            stack.extend((child, depth + 1) for child in children)
+    return deepest
 
 
 def read_predictions(path: str | Path, what: str = "predictions") -> list[tuple[int, ResultRow]]:

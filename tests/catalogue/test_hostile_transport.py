@@ -290,3 +290,68 @@ def test_a_stray_exception_in_the_stack_is_a_provider_error():
     provider = witnessed(Raising(SystemExit(2)))
     with pytest.raises(ProviderError, match="SystemExit"):
         asyncio.run(provider.generate(GenerateRequest(messages=[{"role": "user", "content": "bad"}])))
+
+
+# -- 17: an output that is no regular file is never read ---------------------------------------------------
+
+
+@pytest.mark.parametrize("device", ["/dev/full", "/dev/zero"])
+def test_17_an_output_that_is_a_device_is_refused_unread(device, items, capsys):
+    if not Path(device).exists():
+        pytest.skip(f"no {device} here")
+    code, out, err = run(["score", items, "--provider", "openai", "--base-url", "http://127.0.0.1:9/v1", "--no-cache", "--quiet", "-o", device], capsys)
+    assert_one_line_error(code, err, device, "not a regular file")
+
+
+# -- 20: a results file that cannot be written is one line saying what was kept ---------------------------
+
+
+def test_20_a_results_file_on_a_full_disk_is_one_line_and_resumable(tmp_path):
+    """The child may write at most 4 KB per file (RLIMIT_FSIZE: the kernel's EFBIG, as a full disk's ENOSPC):
+    the run stops with one line, keeps whole rows only, and the same command resumes after the limit is gone."""
+    resource, signal = pytest.importorskip("resource"), pytest.importorskip("signal")
+    import os
+    import subprocess
+    import sys
+
+    items = tmp_path / "items.jsonl"
+    items.write_text("".join(json.dumps({"id": str(i), "output": f"Output number {i}."}) + "\n" for i in range(40)))
+    out_file = tmp_path / "out.jsonl"
+    env = {k: v for k, v in os.environ.items() if k not in CLEARED_ENV}
+    env.update(PYTHONDONTWRITEBYTECODE="1", JUDGESDK_CACHE_DIR=str(tmp_path / "cache"))
+
+    def limited() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+
+    with RawServer(lambda request: Reply(200, json_body=chat_completion("4"))) as server:
+        argv = [sys.executable, "-c", "import sys; from judgesdk.cli.app import main; sys.exit(main())", "score", str(items),
+                "--provider", "openai", "--model", "m", "--base-url", server.base_url, "--no-cache", "--quiet", "-o", str(out_file)]  # fmt: skip
+        done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=300, preexec_fn=limited)
+        assert_one_line_error(done.returncode, done.stderr, "cannot write", "kept", "run the same command again")
+        kept = rows(out_file)  # every line whole: no cut row
+        assert 0 < len(kept) < 40 and out_file.read_bytes().endswith(b"\n")
+        again = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=300)
+    assert again.returncode == 0, again.stderr
+    assert {row["id"] for row in rows(out_file)} == {str(i) for i in range(40)}
+
+
+# -- 21: a deeply nested value in an input line is refused in one line -------------------------------------
+
+
+@pytest.mark.parametrize("depth", [5000, 300])
+def test_21_a_deeply_nested_value_is_one_line(depth, tmp_path, capsys):
+    path = tmp_path / "in.jsonl"
+    path.write_text('{"output": "fine"}\n{"output": "x", "extra": ' + "[" * depth + "]" * depth + "}\n")
+    code, out, err = run(["score", path, "--provider", "openai", "--base-url", "http://127.0.0.1:9/v1", "--no-cache", "--quiet"], capsys)
+    assert_one_line_error(code, err, "in.jsonl:2", "nested")
+
+
+# -- 25: standard input as the input file ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["-", "/dev/stdin"])
+def test_25_standard_input_is_named_as_such(name, capsys):
+    code, out, err = run(["score", name, "--provider", "openai", "--base-url", "http://127.0.0.1:9/v1", "--no-cache", "--quiet"], capsys)
+    assert_one_line_error(code, err, "standard input", "save")
+    assert "does not exist" not in err

@@ -66,7 +66,7 @@ class RawServer:
 
     def start(self) -> RawServer:
         handler = type("Handler", (_Handler,), {"app": self})
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._server = _Quiet(("127.0.0.1", 0), handler)
         self._server.daemon_threads = True
         threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
         return self
@@ -91,6 +91,11 @@ class RawServer:
     @property
     def base_url(self) -> str:
         return f"{self.origin}/v1"
+
+
+class _Quiet(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:  # a client that hung up (a killed child): not news
+        pass
 
 
 class _Handler(BaseHTTPRequestHandler):
