@@ -355,3 +355,38 @@ def test_25_standard_input_is_named_as_such(name, capsys):
     code, out, err = run(["score", name, "--provider", "openai", "--base-url", "http://127.0.0.1:9/v1", "--no-cache", "--quiet"], capsys)
     assert_one_line_error(code, err, "standard input", "save")
     assert "does not exist" not in err
+
+
+# -- 23, 24: a damaged cache database names the fix --------------------------------------------------------
+
+
+def damaged_cache(folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "cache.db").write_bytes(b"this is not an SQLite database " * 64)
+    return folder
+
+
+@pytest.mark.parametrize("action", ["stats", "clear"])
+def test_24_a_damaged_cache_names_the_folder_to_delete(action, tmp_path, capsys):
+    folder = damaged_cache(tmp_path / "broken")
+    code, out, err = run(["cache", action, "--dir", folder], capsys)
+    assert_one_line_error(code, err, "damaged", f"delete or move the folder {folder}")
+    assert "free space" not in err
+
+
+def test_24_a_run_on_a_damaged_cache_names_the_fix(tmp_path, items, monkeypatch, capsys):
+    monkeypatch.setenv("JUDGESDK_CACHE_DIR", str(damaged_cache(tmp_path / "broken")))
+    code, out, err = run(["score", items, "--provider", "openai", "--base-url", "http://127.0.0.1:9/v1", "--quiet"], capsys)
+    assert_one_line_error(code, err, "damaged", "delete or move the folder", "--no-cache")
+
+
+def test_23_merging_a_damaged_cache_is_one_line(tmp_path, capsys):
+    from judgesdk.provider.layers.cache import open_cache
+
+    good = tmp_path / "good"
+    with open_cache(good) as cache:
+        cache.set("k", "v")
+    code, out, err = run(["cache", "merge", tmp_path / "dst", good, damaged_cache(tmp_path / "broken")], capsys)
+    assert_one_line_error(code, err, "cache merge", "broken", "damaged", "move it aside")
+    with open_cache(tmp_path / "dst") as merged:
+        assert merged.get("k") == "v"  # what was merged before it stays
