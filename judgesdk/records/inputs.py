@@ -60,6 +60,7 @@ def item_ids(lines: Sequence[tuple[int, Mapping[str, Any]]], path: str | Path = 
     ids: list[str] = []
     explicit: dict[str, list[int]] = {}
     seen_content: dict[str, int] = {}
+    joined: dict[str, set[tuple[str, str]]] = {}  # doc_id:system_id ids -> the (doc_id, system_id) pairs that made them
     for number, raw in lines:
         given = raw.get("id")
         if isinstance(given, (bool, dict, list)):
@@ -68,6 +69,8 @@ def item_ids(lines: Sequence[tuple[int, Mapping[str, Any]]], path: str | Path = 
             the_id = str(given)
         else:
             the_id = composite_id(raw) or ""
+            if the_id:
+                joined.setdefault(the_id, set()).add((str(raw.get("doc_id")), str(raw.get("system_id"))))
         if the_id:
             explicit.setdefault(the_id, []).append(number)
         else:
@@ -80,6 +83,13 @@ def item_ids(lines: Sequence[tuple[int, Mapping[str, Any]]], path: str | Path = 
     if repeated:
         the_id, numbers = next(iter(repeated.items()))
         more = f" (and {len(repeated) - 1} more repeated id(s))" if len(repeated) > 1 else ""
+        pairs = sorted(joined.get(the_id, ()))
+        if len(pairs) > 1:  # not the same item twice: different pairs whose ':' joins collide
+            shown = " and ".join(f"doc_id {doc!r} with system_id {system!r}" for doc, system in pairs[:2])
+            raise InputError(
+                f"{path}: lines {', '.join(map(str, numbers))} are different items ({shown}) whose ids join to the same "
+                f"{the_id!r}{more}: give each line an explicit 'id', or doc_id/system_id values without ':'"
+            )
         raise InputError(
             f"{path}: lines {', '.join(map(str, numbers))} have the same id {the_id!r}{more}: "
             "give each line a unique 'id' (or unique doc_id/system_id)"
