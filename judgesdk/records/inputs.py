@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -42,6 +43,8 @@ def read_items(path: Path) -> list[tuple[JudgeItem, dict[str, Any]]]:
                 check_text(value, name)
             except InputError as exc:
                 raise InputError(f"{path}:{number}: {exc}") from None
+            if not finite(value):  # carried into the row, it would make the results file non-standard JSON
+                raise InputError(f"{path}:{number}: '{name}' holds NaN or Infinity, which standard JSON has no word for: write null or a number")
     ids = item_ids(lines, path)
     items = []
     for (number, raw), the_id in zip(lines, ids):
@@ -157,6 +160,20 @@ def nesting(value: Any) -> int:
         if depth <= MAX_NESTING:
             stack.extend((child, depth + 1) for child in children)
     return deepest
+
+
+def finite(value: Any) -> bool:
+    """Whether no number in ``value`` (at any depth) is NaN or infinite."""
+    stack = [value]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, float) and not math.isfinite(current):
+            return False
+        if isinstance(current, dict):
+            stack.extend(current.values())
+        elif isinstance(current, list):
+            stack.extend(current)
+    return True
 
 
 def read_predictions(path: str | Path, what: str = "predictions") -> list[tuple[int, ResultRow]]:

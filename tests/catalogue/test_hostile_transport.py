@@ -431,3 +431,14 @@ def test_22_a_results_row_a_gate_cannot_trust_is_one_line(row, says, tmp_path, c
     results.write_text(json.dumps({"id": "1", "score": 3, "status": "ok", "criterion": "c", "method": "geval", **row}) + "\n")
     code, out, err = run(["gate", "--config", gate, "--results", results], capsys)
     assert_one_line_error(code, err, "results.jsonl", says)
+
+
+# -- minor: NaN or Infinity in an extra field would make the results file non-standard JSON ---------------
+
+
+@pytest.mark.parametrize("value", ["NaN", "Infinity", "[1, -Infinity]", '{"a": NaN}'])
+def test_nan_in_an_extra_field_is_refused_naming_the_field(value, tmp_path, capsys):
+    path = tmp_path / "in.jsonl"
+    path.write_text('{"output": "fine"}\n{"output": "x", "weight": ' + value + "}\n")
+    code, out, err = run(["score", path, "--provider", "openai", "--base-url", "http://127.0.0.1:9/v1", "--no-cache", "--quiet"], capsys)
+    assert_one_line_error(code, err, "in.jsonl:2", "'weight'", "NaN or Infinity")
