@@ -15,12 +15,13 @@ import os
 import time
 from typing import Any
 
-from judgesdk.core.errors import CapabilityError, PermanentError
+from judgesdk.core.errors import CapabilityError, PermanentError, ProviderError
 from judgesdk.provider.protocol import Capabilities, Choice, GenerateRequest, GenerateResponse, fold_prefill, runtime
 from judgesdk.provider.registry import ProviderOptions, ProviderSettings, ProviderSpec
+from judgesdk.provider.urls import redact_url
 
 from ._prompt_cache import PromptCachePlanner, cache_marked
-from ._sdk import PLACEHOLDER_KEY, answer_choices, chat_logprob_tokens, chat_usage, classify, field, own_endpoint
+from ._sdk import PLACEHOLDER_KEY, answer_choices, chat_logprob_tokens, chat_usage, check_length, classify, field, own_endpoint, within
 from .litellm_decisions import LiteLLMDecisionsProvider
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # never fetch the price map at import
@@ -103,7 +104,7 @@ class LiteLLMProvider:
         if litellm is None:
             raise PermanentError("the litellm provider needs the 'litellm' extra: pip install 'judgesdk[litellm]'")
         self.model = model
-        self.endpoint = base_url or f"litellm:{model.split('/')[0]}"
+        self.endpoint = redact_url(base_url) if base_url else f"litellm:{model.split('/')[0]}"  # shown, keyed: no credentials
         self.capabilities = capabilities or detect_capabilities(model)
         self._base_url = base_url or route_default_base(model)
         # LiteLLM falls back to the route's environment key (OPENAI_API_KEY...) when given none: at a custom
@@ -120,7 +121,9 @@ class LiteLLMProvider:
         params = self._params(request)
         started = time.perf_counter()
         try:
-            raw = await litellm.acompletion(**params)
+            raw = await within(self._timeout_s, litellm.acompletion(**params), self.kind)
+        except ProviderError:  # within's timeout: typed already
+            raise
         except Exception as exc:  # litellm maps backend errors to OpenAI-style exceptions with status_code
             if isinstance(exc, (TypeError, ValueError)) and getattr(exc, "status_code", None) is None:
                 raise PermanentError(f"{self.kind}: {exc}", provider=self.kind) from exc
@@ -128,11 +131,12 @@ class LiteLLMProvider:
         choices = [
             Choice(
                 text=field(field(c, "message"), "content") or "",
-                tokens=chat_logprob_tokens(field(c, "logprobs")) if request.top_logprobs else None,
+                tokens=chat_logprob_tokens(field(c, "logprobs"), self.kind, self.endpoint) if request.top_logprobs else None,
                 finish_reason=field(c, "finish_reason"),
             )
             for c in answer_choices(raw, self.kind)
         ]
+        check_length((c.text for c in choices), request, self.kind, self.endpoint)
         notes = []
         if request.top_logprobs and any(c.tokens is None for c in choices):
             notes.append(LOGPROBS_DROPPED)

@@ -25,17 +25,21 @@ from judgesdk.provider.protocol import (
     runtime,
 )
 from judgesdk.provider.registry import ProviderOptions, ProviderSettings, ProviderSpec
+from judgesdk.provider.urls import redact_url
 
 from ._sdk import (
     PLACEHOLDER_KEY,
     answer_choices,
     chat_logprob_tokens,
     chat_usage,
+    check_length,
     classify,
     field,
     is_default_host,
     key_for_host,
+    no_redirects,
     own_endpoint,
+    within,
 )
 from .openai_decisions import OpenAIDecisionsProvider
 
@@ -81,11 +85,14 @@ class OpenAIProvider:
             raise AuthError("the openai provider needs OPENAI_API_KEY (or api_key=...) for api.openai.com", provider=self.kind)
         self.model = model
         self.api = api
-        self.endpoint = own_endpoint(base_url, "https://api.openai.com/v1", "openai")  # never OPENAI_BASE_URL
+        target = own_endpoint(base_url, "https://api.openai.com/v1", "openai")  # never OPENAI_BASE_URL
+        self.endpoint = redact_url(target)  # shown, keyed: no credentials
+        self.timeout_s = timeout_s
         self.capabilities = capabilities or default_capabilities(api)
         self._client = openai.AsyncOpenAI(
-            api_key=key or PLACEHOLDER_KEY, base_url=self.endpoint, timeout=timeout_s, max_retries=0
-        )
+            api_key=key or PLACEHOLDER_KEY, base_url=target, timeout=timeout_s, max_retries=0,
+            http_client=no_redirects(openai.DefaultAsyncHttpxClient, timeout_s),
+        )  # fmt: skip
 
     @property
     def client(self) -> Any:
@@ -99,11 +106,11 @@ class OpenAIProvider:
         started = time.perf_counter()
         try:
             if request.continuation is not None:
-                response = await self._loglikelihood(request)
+                response = await within(self.timeout_s, self._loglikelihood(request), self.kind)
             elif self.api == "chat":
-                response = await self._chat(request)
+                response = await within(self.timeout_s, self._chat(request), self.kind)
             else:
-                response = await self._completion(request)
+                response = await within(self.timeout_s, self._completion(request), self.kind)
         except openai.APIError as exc:
             raise classify(exc, self.kind) from exc
         response.latency_s = time.perf_counter() - started
@@ -146,11 +153,12 @@ class OpenAIProvider:
         choices = [
             Choice(
                 text=field(field(c, "message"), "content") or "",
-                tokens=chat_logprob_tokens(field(c, "logprobs")) if request.top_logprobs else None,
+                tokens=chat_logprob_tokens(field(c, "logprobs"), self.kind, self.endpoint) if request.top_logprobs else None,
                 finish_reason=field(c, "finish_reason"),
             )
             for c in answer_choices(completion, self.kind)
         ]
+        check_length((c.text for c in choices), request, self.kind, self.endpoint)
         return self._response(choices, field(completion, "usage"), answered_by=completion)
 
     async def _chat(self, request: GenerateRequest) -> GenerateResponse:
@@ -183,6 +191,7 @@ class OpenAIProvider:
             )
             for c in answer_choices(raw, self.kind, part=None)
         ]
+        check_length((c.text for c in choices), request, self.kind, self.endpoint)
         return self._response(choices, raw.usage, answered_by=raw)
 
     async def _loglikelihood(self, request: GenerateRequest) -> GenerateResponse:

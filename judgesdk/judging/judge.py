@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from judgesdk.core.errors import ConfigError, InputError, JudgeSDKError, MissingItemField, ProviderError, UnavailableError
+from judgesdk.core.errors import ConfigError, InputError, JudgeSDKError, MissingItemField, ProviderError, UnavailableError, stray, stray_message
 from judgesdk.core.provenance import Provenance, options_hash, sdk_version
 from judgesdk.core.types import Criterion, CriterionSpec, JudgeItem, JudgeResult, as_criteria, as_criterion
 from judgesdk.estimation.estimate import EstimationSettings
@@ -155,6 +155,10 @@ class Judge:
                     raise  # stops the run (below); provider failures never get here, the chain made them results
                 except Exception as exc:  # noqa: BLE001 - anything else is this item's status; the others go on
                     result = _item_failed(item, crit, method or self.method, exc)
+                except BaseException as exc:  # SystemExit, GeneratorExit... raised by this item's code: its status too
+                    if not stray(exc):
+                        raise
+                    result = _error_result(item, crit, method or self.method, stray_message(exc))
             if on_result is not None:
                 on_result(index, result)
             return result
@@ -253,6 +257,10 @@ class Judge:
         async def watched() -> T:
             try:
                 return await coro
+            except BaseException as exc:  # a SystemExit escaping a task would end the loop's thread: the caller would wait forever
+                if isinstance(exc, Exception) or not stray(exc):
+                    raise
+                raise RuntimeError(stray_message(exc)) from exc
             finally:
                 ended.set()
 

@@ -50,6 +50,7 @@ from judgesdk.core.types import Criterion
 from judgesdk.estimation.estimate import EstimationSettings
 from judgesdk.provider.layers.breaker import OverloadConfig
 from judgesdk.provider.layers.retry import RetryPolicy
+from judgesdk.provider.registry import BUILT_IN, provider_spec
 from judgesdk.provider.settings import NO_KEY_IN_CONFIG, CacheConfig, ProviderConfig
 from judgesdk.provider.stack import StackPlan
 from judgesdk.records import Ask
@@ -261,6 +262,8 @@ def validation_summary(exc: ValidationError, model: type[BaseModel] | None = Non
                 message += f" (did you mean {close[0]!r}?)" if close else (
                     " (adapter options such as model_path or n_gpu_layers go under [providers.options])"
                 )
+            elif len(error["loc"]) == 1 and _belongs_elsewhere(str(error["loc"][0])):
+                message += _belongs_elsewhere(str(error["loc"][0]))
             else:
                 message += _did_you_mean(str(error["loc"][-1]), fields_at(model or JudgeConfig, error["loc"][:-1]))
         parts.append(f"{where}: {message}" if where else message)
@@ -297,6 +300,23 @@ def _models_in(annotation: Any) -> list[type[BaseModel]]:
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return [annotation]
     return [model for arg in get_args(annotation) for model in _models_in(arg)]
+
+
+def _belongs_elsewhere(key: str) -> str:
+    """Where a top-level key that is no field of the config belongs, when it is a provider's field or a
+    built-in provider's option (``model_path`` written above ``[[providers]]``); "" otherwise."""
+    if key in ProviderConfig.model_fields:
+        return f" ({key} is set for each provider: write it under [[providers]])"
+    kinds = []
+    for kind in BUILT_IN:
+        try:
+            if key in provider_spec(kind).option_names():
+                kinds.append(kind)
+        except Exception:  # noqa: BLE001 - an adapter that cannot be imported here names no options
+            continue
+    if kinds:
+        return f" ({key} is an option of provider {' and '.join(kinds)}: write it under [[providers]], in its [providers.options] table)"
+    return ""
 
 
 def _read_file(path: Path) -> dict[str, Any]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -42,6 +43,8 @@ def read_items(path: Path) -> list[tuple[JudgeItem, dict[str, Any]]]:
                 check_text(value, name)
             except InputError as exc:
                 raise InputError(f"{path}:{number}: {exc}") from None
+            if not finite(value):  # carried into the row, it would make the results file non-standard JSON
+                raise InputError(f"{path}:{number}: '{name}' holds NaN or Infinity, which standard JSON has no word for: write null or a number")
     ids = item_ids(lines, path)
     items = []
     for (number, raw), the_id in zip(lines, ids):
@@ -61,6 +64,7 @@ def item_ids(lines: Sequence[tuple[int, Mapping[str, Any]]], path: str | Path = 
     explicit: dict[str, list[int]] = {}
     derived: dict[str, int] = {}  # sha: ids made here, and their line
     seen_content: dict[str, int] = {}
+    joined: dict[str, set[tuple[str, str]]] = {}  # doc_id:system_id ids -> the (doc_id, system_id) pairs that made them
     for number, raw in lines:
         given = raw.get("id")
         if isinstance(given, (bool, dict, list)):
@@ -69,6 +73,8 @@ def item_ids(lines: Sequence[tuple[int, Mapping[str, Any]]], path: str | Path = 
             the_id = str(given)
         else:
             the_id = composite_id(raw) or ""
+            if the_id:
+                joined.setdefault(the_id, set()).add((str(raw.get("doc_id")), str(raw.get("system_id"))))
         if the_id:
             explicit.setdefault(the_id, []).append(number)
         else:
@@ -88,6 +94,13 @@ def item_ids(lines: Sequence[tuple[int, Mapping[str, Any]]], path: str | Path = 
     if repeated:
         the_id, numbers = next(iter(repeated.items()))
         more = f" (and {len(repeated) - 1} more repeated id(s))" if len(repeated) > 1 else ""
+        pairs = sorted(joined.get(the_id, ()))
+        if len(pairs) > 1:  # not the same item twice: different pairs whose ':' joins collide
+            shown = " and ".join(f"doc_id {doc!r} with system_id {system!r}" for doc, system in pairs[:2])
+            raise InputError(
+                f"{path}: lines {', '.join(map(str, numbers))} are different items ({shown}) whose ids join to the same "
+                f"{the_id!r}{more}: give each line an explicit 'id', or doc_id/system_id values without ':'"
+            )
         raise InputError(
             f"{path}: lines {', '.join(map(str, numbers))} have the same id {the_id!r}{more}: "
             "give each line a unique 'id' (or unique doc_id/system_id)"
@@ -111,6 +124,11 @@ def read_objects(path: str | Path, what: str) -> list[tuple[int, dict[str, Any]]
     crash may have cut are read by :func:`read_rows`.
     """
     path = Path(path)
+    if str(path) == "-" or (path.exists() and not path.is_dir() and not path.is_file()):  # "-", /dev/stdin, a pipe, a device
+        raise InputError(
+            f"{what} file {path}: reading standard input, a pipe or a device is not supported (a run resumes by reading its "
+            "input again): save the lines to a file and give its path"
+        )
     if path.is_dir():
         raise InputError(f"{what} file {path} is a folder: give the path of a JSONL file, one JSON object per line")
     if not path.is_file():
@@ -123,12 +141,47 @@ def read_objects(path: str | Path, what: str) -> list[tuple[int, dict[str, Any]]
             row = json.loads(line)
         except json.JSONDecodeError as exc:
             raise InputError(f"{path}:{number}: not valid JSON ({exc.msg}); each line must be one JSON object") from exc
+        except RecursionError:
+            row = None  # nested past what the reader can follow: refused below with the same words
+        if row is None or nesting(row) > MAX_NESTING:
+            raise InputError(f"{path}:{number}: a value is nested more than {MAX_NESTING} levels deep; flatten it (or drop the field)")
         if not isinstance(row, dict):
             raise InputError(f"{path}:{number}: each line must be a JSON object")
         rows.append((number, row))
     if not rows:
         raise InputError(f"{what} file {path} is empty")
     return rows
+
+
+MAX_NESTING = 64  # levels of arrays and objects in one input line; deeper ones could not be written back into a row
+
+
+def nesting(value: Any) -> int:
+    """How many levels of arrays and objects ``value`` has (0 for a scalar), counted without recursion."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        current, depth = stack.pop()
+        children = current.values() if isinstance(current, dict) else current if isinstance(current, list) else None
+        if children is None:
+            continue
+        deepest = max(deepest, depth)
+        if depth <= MAX_NESTING:
+            stack.extend((child, depth + 1) for child in children)
+    return deepest
+
+
+def finite(value: Any) -> bool:
+    """Whether no number in ``value`` (at any depth) is NaN or infinite."""
+    stack = [value]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, float) and not math.isfinite(current):
+            return False
+        if isinstance(current, dict):
+            stack.extend(current.values())
+        elif isinstance(current, list):
+            stack.extend(current)
+    return True
 
 
 def read_predictions(path: str | Path, what: str = "predictions") -> list[tuple[int, ResultRow]]:

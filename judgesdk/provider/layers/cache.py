@@ -102,8 +102,19 @@ def open_cache(directory: str | Path, *, size_limit_mb: float | None = None) -> 
     except CACHE_IO_ERRORS as exc:
         if cache is not None:
             cache.close()
+        if damaged(exc):
+            raise ConfigError(
+                f"the response cache in {path} is damaged ({_reason(exc)}): delete or move the folder {path} (a new cache starts "
+                "empty; no result depends on it), or turn the cache off (--no-cache)"
+            ) from None
         raise ConfigError(f"cannot open the response cache in {path} ({_reason(exc)}): free space, or {_FIX}") from None
     return cache
+
+
+def damaged(exc: BaseException) -> bool:
+    """Whether a cache error says the database file itself is unreadable (not a database, a malformed image), rather
+    than that storage failed (a full disk, a lock: ``sqlite3.OperationalError``, ``OSError``)."""
+    return isinstance(exc, sqlite3.DatabaseError) and not isinstance(exc, sqlite3.OperationalError)
 
 
 class CachedProvider(WrapperProvider):
