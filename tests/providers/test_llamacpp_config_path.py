@@ -90,8 +90,8 @@ def test_op_offload_reaches_llama_only_when_set(tmp_path, given, passed):
     """``op_offload = false`` is how a CUDA build gives pure-CPU results with the GPU visible; unset, the kwargs
     are those every llama-cpp-python release takes. On a build without GPU offload the device is "" and the cache
     identity is the file's alone, so CPU caches keep their keys."""
-    from judgesdk.provider.stack import build_adapter
     from judgesdk.provider.settings import ProviderConfig
+    from judgesdk.provider.stack import build_adapter
     from judgesdk.providers import _llama_compat as compat
     from judgesdk.providers.llamacpp import file_identity
 

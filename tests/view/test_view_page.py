@@ -67,8 +67,8 @@ def test_needs_review_is_the_review_gates_flag(small_run):
     """The flag is meta.reliability's default policy on the row, as the review gate reads it: a low-coverage
     distribution and a fused score outside its fit are flagged, with the reason."""
     from judgesdk.core.types import Scale
-    from judgesdk.records import to_result
     from judgesdk.meta.reliability import ItemSignals, review_flags
+    from judgesdk.records import to_result
 
     results, _, _ = small_run
     run_ = load.read_run(results)
