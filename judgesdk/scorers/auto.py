@@ -1,7 +1,8 @@
 """``method = "auto"`` (the default): the fused judge where it has been fitted and measured, else G-Eval.
 
-The fused judge (:mod:`judgesdk.scorers.fused`) is used when the provider gives token likelihoods and exact
-label probabilities (a local model), a fit exists for its model file, the item is an output judged against
+The fused judge (:mod:`judgesdk.scorers.fused`) is used when the provider gives token likelihoods (a local model,
+or a server echoing prompt log-probabilities whose model file the config names) and, for a fit that asks yes/no
+questions, exact label probabilities, a fit exists for its model file, the item is an output judged against
 a source, the fit has a model for the criterion (by name or alias: faithfulness is consistency), and no prompt
 template was configured. Anything else (hosted providers, dialogue or stories, other criteria, a chosen
 template) is judged by the prompted method, and the
@@ -22,8 +23,8 @@ NOT_SUMMARIES = {"topicalchat", "hanna"}  # benchmarks whose outputs are not sum
 def fused_unavailable(provider: Provider, item: JudgeItem, criterion: Criterion, options: ScorerOptions) -> tuple[str | None, object]:
     """Why the fused judge cannot judge this (None when it can), and the criterion model when it can."""
     caps = provider.capabilities
-    if not (caps.loglikelihood and caps.exact_labels):
-        return f"{provider.kind}/{provider.model} gives no token likelihoods and exact label probabilities", None
+    if not caps.loglikelihood:
+        return f"{provider.kind}/{provider.model} gives no token likelihoods", None
     if options.dataset in NOT_SUMMARIES or item.context is not None:
         return "the fused judge is fitted on summaries of a source, and this is another task", None
     if options.template is not None:
@@ -36,6 +37,8 @@ def fused_unavailable(provider: Provider, item: JudgeItem, criterion: Criterion,
     model = fused.criterion_model(fitted, criterion, item)
     if model is None:
         return f"the fused fit has no model for criterion {criterion.name!r} (it knows {', '.join(fitted.criterion_names())})", None
+    if not caps.exact_labels and any(f"yes_{name}" in model.features for name in fused.QUESTIONS):
+        return f"the fused fit asks yes/no questions, which need exact label probabilities that {provider.kind}/{provider.model} does not give", None
     return None, (fitted, model)
 
 
