@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -49,6 +50,7 @@ CHECKED_VERSIONS = ("0.3.36",)  # llama-cpp-python versions this module was run 
 # llama-cpp-python and that these lists name everything the code below touches.
 C_FUNCTIONS = {  # llama.cpp's C API through llama_cpp's ctypes bindings: name -> number of arguments
     "llama_log_set": 2,
+    "llama_backend_init": 0,
     "llama_supports_gpu_offload": 0,
     "llama_model_n_swa": 1,
     "llama_state_seq_get_size": 2,
@@ -87,8 +89,38 @@ def supports_gpu_offload() -> bool:
     return llama_cpp is not None and bool(llama_cpp.llama_supports_gpu_offload())
 
 
+_backends_lock = threading.Lock()
+_backends_thread: str | None = None  # the thread that initialised llama.cpp's backends in this process
+
+
+def init_backends() -> str | None:
+    """Initialise llama.cpp's backends once per process, on the calling thread; returns the name of the thread
+    that did (this one, or an earlier caller's).
+
+    ``llama_backend_init`` builds ggml's backend registry, which on a CUDA build enumerates the devices and
+    initialises the CUDA runtime. Left to itself, llama-cpp-python does that inside the first ``Llama()``:
+    on the local provider's worker thread, in the middle of loading the model, with the process's stdout and
+    stderr swapped for /dev/null (its ``suppress_stdout_stderr``). The path that worked on a GPU
+    (``../shared/gpu-check/check.py``'s direct provider) had asked ``llama_supports_gpu_offload()`` on its
+    main thread first, so the devices were up before any model loaded; the config path, given
+    ``n_gpu_layers = -1``, never asked, and died loading the model (benchmarks/README.md, "The local
+    provider on a CUDA build"). Doing it here, when the provider is built, makes both paths start llama.cpp
+    the same way."""
+    global _backends_thread
+    if llama_cpp is None:
+        return None
+    with _backends_lock:
+        if _backends_thread is None:
+            llama_cpp.llama_backend_init()
+            llama_cpp.llama_supports_gpu_offload()  # the device registry, CUDA's included, is built by now
+            _backends_thread = threading.current_thread().name
+        return _backends_thread
+
+
 def new_llama(settings: dict[str, Any]) -> Any:
-    """``llama_cpp.Llama(**settings)`` (public API; here so that only this module imports llama_cpp)."""
+    """``llama_cpp.Llama(**settings)`` (public API; here so that only this module imports llama_cpp), after
+    :func:`init_backends` (a no-op once the provider has called it)."""
+    init_backends()
     return llama_cpp.Llama(**settings)
 
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 import time
 from typing import Any, Literal
 
+from pydantic import Field
+
 from judgesdk.core.errors import AuthError, CapabilityError, ConfigError, PermanentError, TransientError
 from judgesdk.provider.protocol import (
     Capabilities,
@@ -76,6 +78,7 @@ class OpenAIProvider:
         api: Literal["chat", "completions"] = "chat",
         timeout_s: float = 60.0,
         capabilities: Capabilities | None = None,
+        model_sha256: str | None = None,
     ) -> None:
         if openai is None:
             raise PermanentError("the openai provider needs the 'openai' extra: pip install 'judgesdk[openai]'")
@@ -89,10 +92,16 @@ class OpenAIProvider:
         self.endpoint = redact_url(target)  # shown, keyed: no credentials
         self.timeout_s = timeout_s
         self.capabilities = capabilities or default_capabilities(api)
+        self.model_sha256 = model_sha256.lower() if model_sha256 else None  # the served file, as the config names it
         self._client = openai.AsyncOpenAI(
             api_key=key or PLACEHOLDER_KEY, base_url=target, timeout=timeout_s, max_retries=0,
             http_client=no_redirects(openai.DefaultAsyncHttpxClient, timeout_s),
         )  # fmt: skip
+
+    @property
+    def identity(self) -> str:
+        """The served model file's sha256 where the config names it (part of cache keys), else ""."""
+        return f"sha256:{self.model_sha256}" if self.model_sha256 else ""
 
     @property
     def client(self) -> Any:
@@ -219,6 +228,8 @@ class OpenAIProvider:
         """``answered_by``: the completion object (or its JSON), whose ``model`` and ``system_fingerprint``
         name what answered (a dated snapshot behind an alias, a server's build)."""
         provenance = {"runtime": runtime("openai")}
+        if self.model_sha256:
+            provenance["model_sha256"] = self.model_sha256
         for key in ("model", "system_fingerprint"):
             value = field(answered_by, key) if answered_by is not None else None
             if isinstance(value, str) and value:
@@ -268,8 +279,12 @@ def _echo_offsets(tokens: list[str], text_offset: list[int] | None, generated: A
 
 
 class OpenAIOptions(ProviderOptions):
-    """None: ``model``, ``base_url``, ``api``, ``api_key_env``, ``timeout_s`` and ``capabilities`` are set
-    directly under ``[[providers]]``."""
+    """``model``, ``base_url``, ``api``, ``api_key_env``, ``timeout_s`` and ``capabilities`` are set directly under
+    ``[[providers]]``. ``model_sha256``: the sha256 of the model file a self-hosted server (llama.cpp, vLLM) serves.
+    A name and a URL say nothing about which weights answer, so a fit made for a file (the fused judge's) applies
+    through a server only when the config names that file; it is also in cache keys and each answer's provenance."""
+
+    model_sha256: str | None = Field(default=None, pattern=r"^[0-9a-fA-F]{64}$")
 
 
 def _build(settings: ProviderSettings, options: OpenAIOptions) -> OpenAIProvider:
@@ -281,7 +296,7 @@ def _build(settings: ProviderSettings, options: OpenAIOptions) -> OpenAIProvider
         raise ConfigError("api = 'systemone' is not an OpenAI API: use kind = 'systemone' (any System One server) or kind = 'litellm'")
     return OpenAIProvider(
         settings.model, base_url=settings.base_url, api_key=settings.api_key(), api=settings.api,
-        timeout_s=settings.timeout_s, capabilities=settings.capabilities,
+        timeout_s=settings.timeout_s, capabilities=settings.capabilities, model_sha256=options.model_sha256,
     )  # fmt: skip
 
 

@@ -102,10 +102,16 @@ async def extract(
     spec = _domain(domain)
     if item.source is None or not item.source.strip():
         raise InputError(f"item {item.id or ''}: the fused judge scores an output against its source; pass source=...".replace("  ", " "))
-    if not provider.capabilities.loglikelihood or not provider.capabilities.exact_labels:
+    if not provider.capabilities.loglikelihood:
         raise CapabilityError(
-            f"the fused judge needs token log-likelihoods and exact label probabilities, which {provider.kind}/"
-            f"{provider.model} does not offer; use the local provider",
+            f"the fused judge needs token log-likelihoods, which {provider.kind}/{provider.model} does not offer; use the local "
+            "provider, or an OpenAI-compatible server that echoes prompt log-probabilities (api = \"completions\")",
+            provider=provider.kind,
+        )
+    if questions and not provider.capabilities.exact_labels:  # yes/no margins need P(yes) and P(no) themselves
+        raise CapabilityError(
+            f"this fused fit asks yes/no questions, which need exact label probabilities; {provider.kind}/{provider.model} "
+            "does not offer them: use the local provider",
             provider=provider.kind,
         )
     unknown = sorted(set(questions) - set(QUESTIONS))

@@ -12,6 +12,7 @@ from typing import Any
 
 from judgesdk.core.errors import InputError
 from judgesdk.core.types import JudgeItem, check_text
+from judgesdk.records.results import SUFFIX, results_files
 from judgesdk.records.rows import composite_id
 from judgesdk.records.schema import JOIN_FIELDS, ResultRow, parse_row
 
@@ -188,15 +189,26 @@ def read_predictions(path: str | Path, what: str = "predictions") -> list[tuple[
     """Every line of a predictions file (a results file of ``judgesdk score``/``bench``, or one written
     elsewhere) as (line number, :class:`ResultRow`), read strictly (:func:`read_objects`) and validated
     (:func:`parse_row`); each line must carry its :func:`join_key`. Errors name the line."""
-    path = Path(path)
     out = []
-    for number, raw in read_objects(path, what):
-        where = f"{path}:{number}"
-        missing = [name for name in JOIN_FIELDS if raw.get(name) is None]
-        if missing:
-            raise InputError(f"{where}: missing {' and '.join(missing)}; every prediction line needs doc_id and system_id")
-        out.append((number, parse_row(raw, where)))
+    for file in _prediction_files(Path(path), what):
+        for number, raw in read_objects(file, what):
+            where = f"{file}:{number}"
+            missing = [name for name in JOIN_FIELDS if raw.get(name) is None]
+            if missing:
+                raise InputError(f"{where}: missing {' and '.join(missing)}; every prediction line needs doc_id and system_id")
+            out.append((number, parse_row(raw, where)))
     return out
+
+
+def _prediction_files(path: Path, what: str) -> list[Path]:
+    """``path``, or for a results folder (``score --engine ray -o``) its files as the one results reader takes them
+    (:func:`judgesdk.records.results.results_files`), less those with no line (a write task that had no rows)."""
+    if not path.is_dir():
+        return [path]
+    files = [file for file in results_files(path) if file.read_bytes().strip()]
+    if not files:
+        raise InputError(f"{what} folder {path} holds no non-empty *{SUFFIX} file: is it the folder `judgesdk score --engine ray -o` wrote?")
+    return files
 
 
 def read_utf8(path: Path, what: str) -> str:

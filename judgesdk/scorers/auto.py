@@ -1,15 +1,16 @@
 """``method = "auto"`` (the default): the fused judge where it has been fitted and measured, else G-Eval.
 
-The fused judge (:mod:`judgesdk.scorers.fused`) is used when the provider gives token likelihoods and exact
-label probabilities (a local model), a fit exists for its model file whose domain holds the item (news
-summaries, grounded dialogue responses, stories: :mod:`judgesdk.fused.domains`, checked on the item's shape
-before any model call), that fit has a model for the criterion (by name or alias: faithfulness is
-consistency), and no prompt template was configured. Anything else (hosted providers, an item no fit was
-made for, a criterion a fit declined for lack of signal, a chosen template) is judged by the prompted
-method, and the result's notes and ``details.auto`` say why, so a reader never mistakes one scale for the
-other and every row names the fit or the fallback that produced it. A provider that answers decision
-questions (:mod:`judgesdk.scorers.decision`) is asked those instead of a prompt: its own distribution, the
-criteria of an item in one request.
+The fused judge (:mod:`judgesdk.scorers.fused`) is used when the provider gives token likelihoods (a local
+model, or a server echoing prompt log-probabilities whose model file the config names by its sha256) and, for a
+fit that asks yes/no questions, exact label probabilities; a fit exists for its model file whose domain holds
+the item (news summaries, grounded dialogue responses, stories: :mod:`judgesdk.fused.domains`, checked on the
+item's shape before any model call); that fit has a model for the criterion (by name or alias: faithfulness is
+consistency); and no prompt template was configured. Anything else (hosted providers, an item no fit was made
+for, a criterion a fit declined for lack of signal, a chosen template) is judged by the prompted method, and
+the result's notes and ``details.auto`` say why, so a reader never mistakes one scale for the other and every
+row names the fit or the fallback that produced it. A provider that answers decision questions
+(:mod:`judgesdk.scorers.decision`) is asked those instead of a prompt: its own distribution, the criteria of an
+item in one request.
 """
 
 from __future__ import annotations
@@ -30,8 +31,8 @@ def fused_unavailable(provider: Provider, item: JudgeItem, criterion: Criterion,
     """Why the fused judge cannot judge this (None when it can), and the :class:`~judgesdk.scorers.fused.Choice`
     (the fit and criterion model when it can; why each fit does not apply when a fit was looked for)."""
     caps = provider.capabilities
-    if not (caps.loglikelihood and caps.exact_labels):
-        return f"{provider.kind}/{provider.model} gives no token likelihoods and exact label probabilities", None
+    if not caps.loglikelihood:
+        return f"{provider.kind}/{provider.model} gives no token likelihoods", None
     if options.template is not None:
         return f"a prompt template ({options.template.id}) was configured, and the prompted method runs it", None
     if item.source is None or not item.source.strip():
@@ -42,6 +43,11 @@ def fused_unavailable(provider: Provider, item: JudgeItem, criterion: Criterion,
     choice = fused.choose(fits, item, criterion)
     if choice.fitted is None:
         return f"no fused fit applies to this item: {choice.why()}", choice
+    if not caps.exact_labels and choice.model is not None and any(f"yes_{name}" in choice.model.features for name in fused.QUESTIONS):
+        return (
+            f"the fused fit asks yes/no questions, which need exact label probabilities that {provider.kind}/{provider.model} does not give",
+            None,
+        )
     return None, choice
 
 

@@ -150,6 +150,11 @@ class RateLimitedProvider(WrapperProvider):
         return self._factor
 
     @property
+    def in_flight(self) -> int:
+        """Requests holding a slot now."""
+        return self._in_flight
+
+    @property
     def concurrency_limit(self) -> int:
         return max(1, math.floor(self.config.max_concurrency * self._factor))
 
