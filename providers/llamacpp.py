@@ -132,6 +132,8 @@ class LlamaCppProvider:
         compat.init_backends()  # here, not on the worker thread inside the first load (see init_backends)
         path = Path(model_path).expanduser()
         check_gguf(path, kind=self.kind)  # now, not at the first request: the model itself loads lazily
+        # on a GPU build, a first Llama on this thread before the worker thread loads the model (see open_vocabulary)
+        self._vocabulary: Any = compat.open_vocabulary(str(path)) if compat.gpu_build() else None
         if prefix_states < 0 or prefix_state_mb < 0:
             raise ConfigError(f"prefix_states ({prefix_states}) and prefix_state_mb ({prefix_state_mb}) must be >= 0")
         if parallel_suffixes < 1:
@@ -244,6 +246,9 @@ class LlamaCppProvider:
             self._model.close()
             self._model = None
             self._cache.detach()
+        if self._vocabulary is not None:
+            self._vocabulary.close()
+            self._vocabulary = None
 
     def reset_counters(self) -> None:
         """Start counting afresh (a benchmark's phases); the KV cache and saved states are kept."""

@@ -1,15 +1,12 @@
 """The local provider built from a config starts llama.cpp as the direct provider does (issue 30, item 8).
 
-On a CUDA build, ``LlamaCppProvider(path, n_gpu_layers=-1)`` worked where ``Judge.from_config`` with the same
-model and ``n_gpu_layers = -1`` under ``[providers.options]`` died loading the model. The two build the same
-``Llama`` kwargs (checked here); what differed was the process around them: the working run
-(``../shared/gpu-check/check.py``) had asked ``llama_supports_gpu_offload()`` on its main thread first, so
-llama.cpp's backends (the CUDA devices) were up before the model loaded, while the config path left that to
-the first ``Llama()``, on the provider's worker thread, inside llama-cpp-python's stdout/stderr swap. The
-provider now initialises the backends when it is built. Each path runs here in a fresh process (a process
-initialises them once), on CPU, with the kwargs of the failing GPU run: n_ctx=4096, n_batch=512, n_threads=16,
-logits_all=False, n_gpu_layers=-1.
-"""
+On one H200 (benchmarks/README.md, "The local provider on a CUDA build") every start that loaded a model first on
+the provider's worker thread died with SIGSEGV inside ``Llama()``, the config path and the direct provider alike;
+the one start that held opened a vocabulary-only ``Llama`` on the main thread first, which the provider now does
+on GPU builds (``_llama_compat.open_vocabulary``). Each path runs here in a fresh process, on CPU, with the kwargs
+of the failing GPU run (n_ctx=4096, n_batch=512, n_threads=16, logits_all=False, n_gpu_layers=-1): the two paths
+build the same ``Llama``, initialise the backends on the building thread, and, with the build taken for a GPU
+build, open the vocabulary there before the model loads on the worker thread."""
 
 from __future__ import annotations
 
@@ -46,6 +43,9 @@ from judgesdk.providers.llamacpp import LlamaCppProvider
 from judgesdk.types import Criterion
 
 path, how = sys.argv[1], sys.argv[2]
+if sys.argv[3:] == ["gpu_build"]:  # what the provider does on a CUDA build, here on CPU
+    import judgesdk.providers._llama_compat as compat
+    compat.gpu_build = lambda: True
 options = {"model_path": path, "n_gpu_layers": -1, "n_ctx": 4096, "n_batch": 512, "n_threads": 16}
 criterion = Criterion(name="coherence", description="The summary is well structured and reads as a coherent whole.")
 if how == "config":
@@ -61,8 +61,8 @@ print(json.dumps({"events": events, "score": result.score, "probs": list(result.
 """
 
 
-def _run(path: Path, how: str) -> dict:
-    done = subprocess.run([sys.executable, "-c", SCRIPT, str(path), how], capture_output=True, text=True, timeout=600)
+def _run(path: Path, how: str, *extra: str) -> dict:
+    done = subprocess.run([sys.executable, "-c", SCRIPT, str(path), how, *extra], capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -83,6 +83,21 @@ def test_the_config_path_builds_llama_as_the_direct_provider_does(gguf_path):
         # that built the provider, not inside the load on the worker thread
         assert first[0] == "backend_init" and not first[1].startswith("judgesdk-llama"), run["events"]
     assert config["status"] == direct["status"] and config["probs"] == direct["probs"] and config["score"] == direct["score"]
+
+
+def test_on_a_gpu_build_the_vocabulary_opens_on_the_building_thread_before_the_model_loads(gguf_path):
+    """The start that held on an H200 where every other crashed (``_llama_compat.open_vocabulary``): a
+    vocabulary-only ``Llama`` on the thread that builds the provider, then the model on the worker thread.
+    Run on CPU with the build taken for a GPU build; the scores are those of the plain start."""
+    for how in ("config", "direct"):
+        run = _run(gguf_path, how, "gpu_build")
+        loads = [e for e in run["events"] if e[0] == "Llama"]
+        assert len(loads) == 2, run["events"]
+        (_, vocab_thread, vocab_kwargs), (_, model_thread, model_kwargs) = loads
+        assert vocab_kwargs.get("vocab_only") is True and not vocab_thread.startswith("judgesdk-llama"), run["events"]
+        assert not model_kwargs.get("vocab_only") and model_thread.startswith("judgesdk-llama"), run["events"]
+        plain = _run(gguf_path, how)
+        assert (run["status"], run["score"], run["probs"]) == (plain["status"], plain["score"], plain["probs"])
 
 
 @pytest.mark.parametrize("given, passed", [({}, None), ({"op_offload": False}, False), ({"op_offload": True}, True)])
