@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import IO, Any, TextIO
 
 from judgesdk.core.errors import InputError
-from judgesdk.records.rows import Ask, is_final, latest, parse_rows
+from judgesdk.records.rows import Ask, is_final, latest, scan_rows
 
 try:  # POSIX; elsewhere files are not locked (documented)
     import fcntl
@@ -27,8 +27,11 @@ class Ledger:
 
     ``Ledger.open(path)`` creates the file (and its folder when ``create_parents``), takes an exclusive
     lock (a second run on the same file gets an :class:`InputError` at once), reads the rows already
-    there, and ends a last line cut by a crash so that the next row starts on its own line. Every
-    :meth:`write` is flushed, so a crash or Ctrl-C keeps each row written before it.
+    there, and drops a last line cut by a crash (its item has no row, so the run judges it again), so that
+    the resumed file holds whole rows only and the readers that refuse an unreadable line
+    (:func:`judgesdk.records.results.read_results`) read it; a whole last row that only lacks its newline is
+    kept and ended. Unreadable lines in the middle are skipped and counted (:attr:`skipped`), never removed.
+    Every :meth:`write` is flushed, so a crash or Ctrl-C keeps each row written before it.
     """
 
     def __init__(self, path: Path, handle: IO[bytes], rows: list[dict[str, Any]], skipped: int, what: str = "results file") -> None:
@@ -52,9 +55,13 @@ class Ledger:
             _lock(handle, path, what)
             handle.seek(0)
             data = handle.read()
-            rows, skipped = parse_rows(data, path)
+            scan = scan_rows(data, path)
+            rows, skipped = scan.rows, len(scan.unreadable)
             _require_results(rows, path, what)
-            if data and not data.endswith(b"\n"):
+            start = data.rfind(b"\n") + 1
+            if scan.cut_end and data[start:].lstrip().startswith(b"{"):  # a crash cut the last row: keep the lines before it
+                handle.truncate(start)
+            elif data and not data.endswith(b"\n"):
                 _write_all(handle, b"\n")
         except BaseException:
             handle.close()

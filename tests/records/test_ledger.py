@@ -439,6 +439,9 @@ def test_calibrate_reads_the_latest_row_and_refuses_a_file_of_two_runs(tmp_path)
     human.write_text("".join(json.dumps({"doc_id": f"d{i}", "system_id": "s", "c": float(i % 5 + 1)}) + "\n" for i in range(10)))
     results = tmp_path / "results.jsonl"
     results.write_text("".join(json.dumps(r) + "\n" for r in judge_rows) + '{"id": "d9", "sco')  # and a cut last line
+    with pytest.raises(InputError, match=r"results\.jsonl:12: the last line is cut"):  # refused, never dropped unsaid (issue 28)
+        load_labelled(results, human, "c")
+    results.write_text("".join(json.dumps(r) + "\n" for r in judge_rows))
     data = load_labelled(results, human, "c")
     assert data.n_results == 10 and data.n_unscored == 0 and data.scores == data.labels
     with open(results, "a") as fh:
