@@ -143,3 +143,15 @@ def test_meta_eval_refuses_predictions_with_a_cut_middle_line(tmp_path, capsys):
     preds = _write(tmp_path / "p.jsonl", rows[:2], tail='{"id": "d2", "sco\n' + "".join(json.dumps(r) + "\n" for r in rows[3:]))
     code, _, err = _run(["meta-eval", "--human", str(human), "--predictions", str(preds), "--dimension", "c"], capsys)
     assert code == 3 and "p.jsonl:3" in _one_line(err)
+
+
+def test_card_refuses_results_with_a_cut_middle_line(tmp_path, capsys):
+    cells = [(f"d{i}", f"s{j}", float((i + j) % 5 + 1)) for i in range(4) for j in range(3)]
+    rows = [_row(f"{d}:{s}", v, criterion="c", doc_id=d, system_id=s) for d, s, v in cells]
+    human = tmp_path / "human.jsonl"
+    human.write_text("".join(json.dumps({"doc_id": d, "system_id": s, "source": "src", "output": "out", "scores": {"c": v}}) + "\n" for d, s, v in cells))
+    results = _write(tmp_path / "r.jsonl", rows[:5], tail='{"id": "x", "sc\n' + "".join(json.dumps(r) + "\n" for r in rows[6:]))
+    argv = ["card", "--human", str(human), "--criteria", "c", "--card", str(tmp_path / "card"), "--bootstrap", "50", "--quiet"]
+    code, _, err = _run([*argv, "--results", str(results)], capsys)
+    assert code == 3 and "r.jsonl:6" in _one_line(err) and not (tmp_path / "card.md").exists()
+    assert _run([*argv, "--results", str(_write(tmp_path / "whole.jsonl", rows))], capsys)[0] == 0
