@@ -448,3 +448,18 @@ def test_calibrate_reads_the_latest_row_and_refuses_a_file_of_two_runs(tmp_path)
         fh.write("\n" + json.dumps({**judge_rows[1], "asked": "c/direct/2"}) + "\n")
     with pytest.raises(InputError, match="2 different runs"):
         load_labelled(results, human, "c")
+
+
+def test_a_resumed_score_says_what_it_did_with_unreadable_lines_and_judges_their_items(tmp_path, provider, capsys):
+    items = write_items(tmp_path / "items.jsonl", [{"id": i, "output": f"fine Q{n}"} for n, i in enumerate("abcd", start=2)])
+    out = tmp_path / "results.jsonl"
+    assert run(score(tmp_path, items, out, "--method", "direct"), capsys)[0] == 0
+    lines = out.read_text().splitlines()
+    out.write_text(lines[0] + "\n" + lines[1][:15] + "\n" + lines[2] + "\n" + lines[3][:15])  # b cut mid-file, d cut at the end
+    code, _, err = run(score(tmp_path, items, out, "--method", "direct"), capsys)
+    assert code == 0 and f"-o {out}: its last line (4) was cut" in err and "line(s) 2 are not whole JSON rows" in err
+    assert sorted(r["id"] for r in rows_read(out)) == ["a", "b", "c", "d"]
+
+
+def rows_read(path: Path) -> list[dict]:
+    return read_rows(path)[0]

@@ -83,3 +83,14 @@ def test_resuming_keeps_a_whole_last_row_that_lacks_its_newline(tmp_path):
         assert [r["id"] for r in ledger.rows] == ["a", "b"] and ledger.skipped == 0
         ledger.write(_row("c"))
     assert path.read_text() == _lines("a", "b", "c")
+
+
+def test_the_ledger_says_what_it_did_with_unreadable_lines(tmp_path):
+    path = tmp_path / "r.jsonl"
+    path.write_text(_lines("a") + "{cut\n" + _lines("c") + json.dumps(_row("d"))[:9])
+    with Ledger.open(path, what="-o") as ledger:
+        assert ledger.dropped_cut_line == 4 and ledger.unreadable_lines == [2]
+        notice = ledger.notice
+    assert notice.startswith(f"-o {path}: its last line (4) was cut") and "line(s) 2 are not whole JSON rows" in notice and "\n" not in notice
+    with Ledger.open(tmp_path / "new.jsonl") as ledger:
+        assert ledger.notice is None
