@@ -92,8 +92,9 @@ class Ask:
 def read_rows(path: str | Path, *, require_id: bool = True) -> tuple[list[dict[str, Any]], int]:
     """The rows of a results file, in file order, and how many unreadable lines were skipped.
 
-    A line that is not UTF-8 JSON (the last one, cut by a crash; or one in the middle after a resumed run
-    ended it) is skipped and counted, so its item is judged again. A line that is JSON but not a result
+    The tolerant reading, for resuming: a line that is not UTF-8 JSON (the last one, cut by a crash; or one in
+    the middle, edited or left by an earlier judgesdk's resume) is skipped and counted, so its item is judged
+    again; readers that compare or decide refuse it (:func:`judgesdk.records.results.read_results`). A line that is JSON but not a result
     (not an object, or without an ``id`` when ``require_id``) is an :class:`InputError` naming it, as is a
     file with several lines and none readable (not a results file).
     """
