@@ -131,7 +131,8 @@ def _unreadable_message(file: Path, lines: list[int], cut_end: bool) -> str:
     if cut_end and len(lines) == 1:
         return (
             f"{file}:{lines[0]}: the last line is cut (a run stopped while writing it), so its item has no result here: "
-            "run the same command again to resume (it drops the cut line and judges that item), or delete the line"
+            "resume the run that wrote it (the same judgesdk score, gate or card command: it drops the cut line and judges that item), "
+            "or delete the line"
         )
     return (
         f"{file}:{lines[0]}: not a whole JSON row{more} (edited or damaged, or a line cut by a stopped run that a resume "

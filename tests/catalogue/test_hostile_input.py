@@ -412,7 +412,7 @@ CATALOGUE = [
     Case("diff a results file with a cut middle line", lambda f: ["diff", f.results(), f.text("cut.jsonl", CUT_MIDDLE)], 3,
          ("cut.jsonl:2", "not a whole JSON row", "delete the line")),  # fmt: skip
     Case("diff a results file with a cut last line", lambda f: ["diff", f.text("cut.jsonl", CUT_LAST), f.results()], 3,
-         ("cut.jsonl:2", "the last line is cut", "run the same command again")),  # fmt: skip
+         ("cut.jsonl:2", "the last line is cut", "resume the run that wrote it")),  # fmt: skip
     Case("label-slice a results file with a cut middle line", lambda f: ["label-slice", "--results", f.text("cut.jsonl", CUT_MIDDLE), "--n", "1"], 3,
          ("cut.jsonl:2", "not a whole JSON row")),  # fmt: skip
     Case("calibrate on a results file with a cut last line", lambda f: ["calibrate", "--judge-results", f.text("cut.jsonl", CUT_LAST), "--human", f.human(),

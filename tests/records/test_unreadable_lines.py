@@ -36,7 +36,7 @@ def test_a_cut_middle_line_is_an_error_naming_the_file_and_the_line(tmp_path):
 def test_a_cut_last_line_is_an_error_that_says_to_resume_the_run(tmp_path):
     path = tmp_path / "r.jsonl"
     path.write_text(_lines("a", "b") + json.dumps(_row("c"))[:17])
-    with pytest.raises(InputError, match=r"r\.jsonl:3: the last line is cut .*run the same command again") as caught:
+    with pytest.raises(InputError, match=r"r\.jsonl:3: the last line is cut .*resume the run that wrote it") as caught:
         read_results(path)
     assert "\n" not in str(caught.value)
 
