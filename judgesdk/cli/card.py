@@ -225,6 +225,8 @@ def _judge_pointwise(
         for reason in judge.check_providers():
             print(f"judgesdk: skipping {reason}", file=sys.stderr)
         ledger = Ledger.open(path, what="-o", create_parents=False)
+        if ledger.notice:  # what resuming did with unreadable lines, as `score` says it
+            print(f"judgesdk: {ledger.notice}", file=sys.stderr)
     except BaseException:
         judge.close()
         raise
@@ -260,6 +262,8 @@ def _judge_pairwise(
     ask = ask_for(config, criterion, method=label)
     judged = 0
     with Judge.from_config(config, adapters=adapters) as judge, Ledger.open(path, what="-o") as ledger:
+        if ledger.notice:
+            print(f"judgesdk: {ledger.notice}", file=sys.stderr)
         for reason in judge.check_providers():
             print(f"judgesdk: skipping {reason}", file=sys.stderr)
         _check_one_question(ledger, ask, path)

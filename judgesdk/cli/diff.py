@@ -2,12 +2,14 @@
 
     judgesdk diff last-week.jsonl tonight.jsonl [--criterion C] [--tolerance 0.01] [--show 20] [--json]
 
-Exit codes as ``diff(1)``: 0 no item moved beyond the tolerance, 1 some did, 3 bad input.
+Exit codes as ``diff(1)``: 0 no item moved beyond the tolerance, 1 some did, 2 nothing could be compared (no item
+and criterion in both files: one line on stderr says why), 3 bad input (a line that is not a whole JSON row included).
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -31,8 +33,11 @@ def run_diff(args: argparse.Namespace) -> int:
     report = diff_files(args.old, args.new, tolerance=args.tolerance, criteria=args.criterion)
     if args.json:
         print(report.model_dump_json(indent=2))
-    else:
+    elif not report.nothing_compared:
         _print(report, max(args.show, 0))
+    if report.nothing_compared:
+        print(f"judgesdk diff: nothing to compare: {report.nothing_compared}", file=sys.stderr)
+        return ExitCode.INCOMPLETE
     return ExitCode.FAILED if report.changed else ExitCode.OK
 
 

@@ -94,6 +94,8 @@ def run_score(args: argparse.Namespace) -> int:
         for reason in judge.check_providers():  # no usable provider at all: one error now, not one per item
             print(f"judgesdk: skipping {reason}", file=sys.stderr)
         ledger = Ledger.open(args.output, what="-o") if args.output else None
+        if ledger is not None and ledger.notice:
+            print(f"judgesdk: {ledger.notice}", file=sys.stderr)
     except BaseException:
         judge.close()
         raise

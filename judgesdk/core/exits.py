@@ -8,9 +8,11 @@ code   name                when
                            ``low_coverage``); a gate passed; ``diff`` found nothing moved
 1      ``FAILED``          a quality gate failed; ``diff``: some item moved beyond the tolerance
 2      ``INCOMPLETE``      some items could not be judged (results written, statuses say which); a gate
-                           is inconclusive
+                           is inconclusive; ``diff`` compared nothing (no item and criterion in both
+                           files: an empty file, other criteria, other items; one line says which)
 3      ``USAGE``           bad input, usage or configuration: one line says what to fix; nothing was judged
-                           unless the line says otherwise
+                           unless the line says otherwise (a results file with a line that is not a
+                           whole JSON row, for every command that compares or decides on it)
 130    ``INTERRUPTED``     Ctrl-C: finished results were kept, and the same command resumes
 =====  ==================  ===============================================================================
 """

@@ -86,7 +86,7 @@ def todo_items(items: Sequence[tuple[JudgeItem, Mapping[str, Any]]], results: Pa
     """The items a run into ``results`` would judge: those without a final row for ``ask`` there (read, never locked)."""
     if results is None or not results.is_file():
         return [item for item, _ in items]
-    done = {key for key, row in read_results(results).latest(ask).items() if is_final(row.model_dump())}
+    done = {key for key, row in read_results(results, unreadable="skip").latest(ask).items() if is_final(row.model_dump())}  # as the run reads it
     return [item for item, _ in items if (item.id or "") not in done]
 
 

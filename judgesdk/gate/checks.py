@@ -141,6 +141,11 @@ def _check_provenance(gate: ProvenanceGate, run: CriterionRun) -> GateResult:
     base = [r for r in run.baseline or [] if r.status != "error"]
     if not judged or not base:
         return _undetermined(gate, "reliability", f"nothing to compare: {len(judged)} judged results in this run, {len(base)} in the baseline")
+    if not {r.item_id for r in judged} & {r.item_id for r in base}:  # two runs over different items compare nothing
+        return _undetermined(
+            gate, "reliability", f"nothing to compare: no item in common between this run ({len(judged)} judged) and the baseline ({len(base)}): "
+            "is the baseline a run of the same items?"
+        )  # fmt: skip
     def record(result: JudgeResult) -> dict[str, str] | None:  # a jury's result: its judges' records
         return record_of(result.provenance, {name: part.provenance for name, part in (result.parts or {}).items()})
 

@@ -194,7 +194,7 @@ def estimate(config: GateConfig, *, results: Path | None = None, providers: Sequ
     criteria = [spec.criterion() for spec in config.criteria]
     items = read_items(config.input)
     judge_config = load_config(config.judge)
-    earlier = read_results(config.results) if config.results is not None and config.results.exists() else None
+    earlier = read_results(config.results, unreadable="skip") if config.results is not None and config.results.exists() else None  # as the run reads it
     jobs = []
     for crit in criteria:
         done = {key for key, row in earlier.latest(ask_for(judge_config, crit)).items() if is_final(row.model_dump())} if earlier else set()

@@ -9,8 +9,13 @@ the cause, when the judge's record says what changed; "unexplained" when the rec
 nondeterministic backend, or a change the record does not capture). The shift over all paired scored items
 gets a paired test (Wilcoxon signed-rank, scipy), so a small consistent drift is told from noise.
 
-Each file is read with the results reader (:mod:`judgesdk.records`); within a file the latest row per
-(id, criterion) stands, as everywhere else.
+A comparison with no (id, criterion) pair in both runs compared nothing, and says so: :attr:`DiffReport.nothing_compared`
+gives why in one line (a file with no rows, criteria that differ, ids that differ, a ``criteria`` filter that keeps
+none); ``judgesdk diff`` exits 2 on it (:class:`~judgesdk.core.exits.ExitCode`), never 0 as if nothing moved.
+
+Each file is read with the results reader (:mod:`judgesdk.records`), which refuses a line that is not a whole JSON
+row (naming it) rather than count its item as missing; within a file the latest row per (id, criterion) stands, as
+everywhere else.
 """
 
 from __future__ import annotations
@@ -67,6 +72,7 @@ class DiffReport(BaseModel):
     unexplained: int  # changed items whose two rows have the same provenance
     provenance_changed: int  # paired items whose provenance differs, moved or not
     shift: Shift
+    nothing_compared: str | None = None  # why no pair was in both runs (one line); None when some were
 
 
 def rows_by_key(path: str | Path) -> dict[Key, dict[str, Any]]:
@@ -92,9 +98,11 @@ def diff_rows(
     if not math.isfinite(tolerance) or tolerance < 0:
         raise InputError(f"the tolerance must be a finite number >= 0, got {tolerance}")
     wanted = None if criteria is None else set(criteria)
+    every_old, every_new = old, new
     old = {k: v for k, v in old.items() if wanted is None or k[1] in wanted}
     new = {k: v for k, v in new.items() if wanted is None or k[1] in wanted}
     paired = [k for k in new if k in old]
+    why = None if paired else _why_nothing_paired(every_old, every_new, old, new, wanted, old_name, new_name)
     moved: list[ItemChange] = []
     shifts: list[float] = []
     provenance_changed = 0
@@ -124,11 +132,31 @@ def diff_rows(
         unexplained=sum(1 for change in moved if not change.causes),
         provenance_changed=provenance_changed,
         shift=_shift(shifts),
+        nothing_compared=why,
     )
 
 
 def diff_files(old: str | Path, new: str | Path, **options: Any) -> DiffReport:
     return diff_rows(rows_by_key(old), rows_by_key(new), old_name=str(old), new_name=str(new), **options)
+
+
+def _why_nothing_paired(
+    every_old: Mapping[Key, Any], every_new: Mapping[Key, Any], old: Mapping[Key, Any], new: Mapping[Key, Any],
+    wanted: set[str] | None, old_name: str, new_name: str,
+) -> str:
+    """One line: why two runs share no (id, criterion) pair."""
+    def criteria(rows: Mapping[Key, Any]) -> str:
+        return ", ".join(sorted({k[1] or "(no criterion)" for k in rows})) or "none"
+
+    empty = [name for name, rows in ((old_name, every_old), (new_name, every_new)) if not rows]
+    if empty:
+        return " and ".join(empty) + (" hold" if len(empty) == 2 else " holds") + " no result rows"
+    if wanted is not None and (not old or not new):
+        asked = ", ".join(sorted(wanted))
+        return f"no row on criterion {asked} in {' or '.join(n for n, r in ((old_name, old), (new_name, new)) if not r)} ({old_name} holds {criteria(every_old)}; {new_name} holds {criteria(every_new)})"
+    if not {k[1] for k in old} & {k[1] for k in new}:
+        return f"the files judge different criteria ({old_name}: {criteria(old)}; {new_name}: {criteria(new)})"
+    return f"no item id is in both files on the same criterion ({len(old)} rows in {old_name}, {len(new)} in {new_name}; criteria {criteria(new)})"
 
 
 def _score(row: Mapping[str, Any]) -> float | None:

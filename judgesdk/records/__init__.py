@@ -17,8 +17,10 @@ append-only ledger of JSON Lines, one row per judgement, written as each result 
 * **Final rows**: a row is final when it holds a score, or an item-level verdict that re-running cannot
   change (``unparsed`` after repair). A row with status ``error`` (model file missing, key unset,
   provider down) is not: a re-run judges its item again and appends a new row.
-* **The reader takes the latest row per key**, so a row retried after an error wins; a line that is not
-  JSON (e.g. the last one, cut by a crash) is skipped and counted.
+* **The reader takes the latest row per key**, so a row retried after an error wins. A line that is not a
+  whole JSON row is refused by the readers that compare or decide (:func:`read_results`: an InputError naming
+  the line) and skipped and counted by those that resume (the :class:`Ledger`, which also drops a cut last
+  line from the file when a run resumes, so that the resumed file reads whole).
 * **Its schema** is :class:`ResultRow`: the fields that commands read from a row, typed (a reader validates a
   row with :func:`parse_row`, and an :class:`InputError` names the line and the field), and the fields the
   writer also writes, which pass through as they are.

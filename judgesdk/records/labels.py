@@ -82,7 +82,7 @@ def _rows(path: Path, what: str) -> list[dict[str, Any]]:
 
 
 def _result_rows(path: Path) -> list[dict[str, Any]]:
-    """A results file's (or folder's) rows (:func:`judgesdk.records.read_results`: a line cut by a crash is skipped)."""
+    """A results file's (or folder's) rows (:func:`judgesdk.records.read_results`: a line that is not a whole JSON row is refused, naming it)."""
     if not path.exists():
         raise InputError(f"judge results file {path} does not exist")
     rows = read_results(path, require_id=False).raw

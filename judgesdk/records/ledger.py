@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import IO, Any, TextIO
 
 from judgesdk.core.errors import InputError
-from judgesdk.records.rows import Ask, is_final, latest, parse_rows
+from judgesdk.records.rows import Ask, is_final, latest, scan_rows
 
 try:  # POSIX; elsewhere files are not locked (documented)
     import fcntl
@@ -27,13 +27,32 @@ class Ledger:
 
     ``Ledger.open(path)`` creates the file (and its folder when ``create_parents``), takes an exclusive
     lock (a second run on the same file gets an :class:`InputError` at once), reads the rows already
-    there, and ends a last line cut by a crash so that the next row starts on its own line. Every
-    :meth:`write` is flushed, so a crash or Ctrl-C keeps each row written before it.
+    there, and drops a last line cut by a crash (its item has no row, so the run judges it again), so that
+    the resumed file holds whole rows only and the readers that refuse an unreadable line
+    (:func:`judgesdk.records.results.read_results`) read it; a whole last row that only lacks its newline is
+    kept and ended. Unreadable lines in the middle are skipped and counted (:attr:`skipped`), never removed.
+    Every :meth:`write` is flushed, so a crash or Ctrl-C keeps each row written before it.
     """
 
     def __init__(self, path: Path, handle: IO[bytes], rows: list[dict[str, Any]], skipped: int, what: str = "results file") -> None:
         self.path, self._handle, self.rows, self.skipped, self.what = path, handle, rows, skipped, what
         self.written = 0
+        self.dropped_cut_line: int | None = None  # the number of the cut last line removed on opening
+        self.unreadable_lines: list[int] = []  # unreadable lines left in place (skipped; their items judged again)
+
+    @property
+    def notice(self) -> str | None:
+        """One line for the person resuming: what was done with the file's unreadable lines (None: there were none)."""
+        said = []
+        if self.dropped_cut_line is not None:
+            said.append(f"its last line ({self.dropped_cut_line}) was cut by a stopped run and is dropped; its item is judged again")
+        if self.unreadable_lines:
+            lines = ", ".join(map(str, self.unreadable_lines[:5])) + (", ..." if len(self.unreadable_lines) > 5 else "")
+            said.append(
+                f"line(s) {lines} are not whole JSON rows and are skipped (their items are judged again); delete them: "
+                "diff, gate --results and calibrate refuse the file while they are there"
+            )
+        return f"{self.what} {self.path}: " + "; ".join(said) if said else None
 
     @classmethod
     def open(cls, path: str | Path, *, what: str = "results file", create_parents: bool = False) -> Ledger:
@@ -52,14 +71,22 @@ class Ledger:
             _lock(handle, path, what)
             handle.seek(0)
             data = handle.read()
-            rows, skipped = parse_rows(data, path)
+            scan = scan_rows(data, path)
+            rows, skipped = scan.rows, len(scan.unreadable)
             _require_results(rows, path, what)
-            if data and not data.endswith(b"\n"):
+            start = data.rfind(b"\n") + 1
+            dropped = scan.cut_end and data[start:].lstrip().startswith(b"{")  # a crash cut the last row
+            if dropped:
+                handle.truncate(start)  # keep the whole lines before it
+            elif data and not data.endswith(b"\n"):
                 _write_all(handle, b"\n")
         except BaseException:
             handle.close()
             raise
-        return cls(path, handle, rows, skipped, what)
+        ledger = cls(path, handle, rows, skipped, what)
+        ledger.dropped_cut_line = scan.unreadable[-1] if dropped else None
+        ledger.unreadable_lines = scan.unreadable[:-1] if dropped else list(scan.unreadable)
+        return ledger
 
     def latest(self, ask: Ask | None = None) -> dict[str, dict[str, Any]]:
         """The latest row per item id answering ``ask`` (every row when None)."""

@@ -4,10 +4,10 @@ Every command that reads judge results reads them here (``gate --results``, ``di
 ``label-slice``, ``card --results``, ``meta-eval``'s predictions, the estimate's "what is left to judge", the
 viewer): :func:`read_results` gives a :class:`Results` whose rows are :class:`~judgesdk.records.schema.ResultRow`
 (each validated: a field of the wrong type is an :class:`~judgesdk.core.errors.InputError` naming the file, the
-line and the field), the count of unreadable lines (a line cut by a crash is skipped, so its item is judged
-again), and the latest row per item for a question (:meth:`Results.latest`). :func:`to_result` turns a row back
-into the :class:`~judgesdk.core.types.JudgeResult` it was written from, with its distribution rebuilt on the
-criterion's scale.
+line and the field), where its unreadable lines are (refused by default, naming the line; skipped and counted
+for a reader that resumes: :func:`read_results`), and the latest row per item for a question
+(:meth:`Results.latest`). :func:`to_result` turns a row back into the :class:`~judgesdk.core.types.JudgeResult` it
+was written from, with its distribution rebuilt on the criterion's scale.
 
 **Format.** Rows carry ``format`` (:data:`RESULTS_FORMAT`), written by :func:`~judgesdk.records.rows.row_for`.
 Rows without it were written before the format was named and are read as version 1; a row of a later version
@@ -22,13 +22,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import ValidationError
 
 from judgesdk.core.errors import InputError
 from judgesdk.core.types import Criterion, JudgeResult, LabelDistribution, Scale
-from judgesdk.records.rows import RESULTS_FORMAT, Ask, latest_index, parse_rows
+from judgesdk.records.rows import RESULTS_FORMAT, Ask, latest_index, scan_rows
 from judgesdk.records.schema import ResultRow, parse_row
 
 __all__ = ["KNOWN_FORMATS", "RESULTS_FORMAT", "Results", "read_results", "results_files", "to_result"]
@@ -43,7 +43,8 @@ class Results:
 
     path: Path
     rows: list[ResultRow] = field(default_factory=list)
-    skipped: int = 0  # unreadable lines (cut by a crash), skipped
+    skipped: int = 0  # unreadable lines, skipped (only when read with unreadable="skip", or lenient)
+    unreadable: list[str] = field(default_factory=list)  # where they are, "file:line"
     files: int = 1
     raw: list[dict[str, Any]] = field(default_factory=list)  # the rows as the file holds them, every field
     problems: list[str] = field(default_factory=list)  # rows that do not validate, kept as they are (lenient reads only)
@@ -72,13 +73,22 @@ def results_files(path: Path) -> list[Path]:
     return [path]
 
 
-def read_results(path: str | Path, *, require_id: bool = True, lenient: bool = False) -> Results:
+def read_results(
+    path: str | Path, *, require_id: bool = True, lenient: bool = False, unreadable: Literal["refuse", "skip"] = "refuse"
+) -> Results:
     """Every row of a results file or folder (module docstring), typed. InputError when the path does not exist,
     is not readable, holds a line that is JSON but not a result, a row of an unknown format, or a field of the
     wrong type; an empty folder is an error too (nothing was written there).
 
+    A line that is not a whole JSON row is an InputError naming the file and the line (``unreadable="refuse"``,
+    what every reader that compares or decides uses: a row dropped there would silently change its answer):
+    the last line cut by a run that stopped mid-write (resuming the run drops it and judges its item again) or a
+    line in the middle (an edit, a damaged copy, or a resume by an earlier judgesdk, which ended the cut line
+    and wrote on). ``unreadable="skip"`` (readers that resume, and so judge those items again) skips and counts
+    them in :attr:`Results.skipped` and :attr:`Results.unreadable`.
+
     ``lenient`` (the viewer, which shows what it can) keeps a row whose fields do not validate, unvalidated, and
-    says why in :attr:`Results.problems` instead of refusing the file."""
+    says why in :attr:`Results.problems` instead of refusing the file; it skips unreadable lines and counts them."""
     path = Path(path)
     if not path.exists():
         raise InputError(f"results {path} does not exist")
@@ -93,8 +103,12 @@ def read_results(path: str | Path, *, require_id: bool = True, lenient: bool = F
             data = file.read_bytes()
         except OSError as exc:
             raise InputError(f"cannot read the results file {file}: {exc.strerror or exc}") from None
-        rows, skipped = parse_rows(data, file, require_id=require_id)
-        out.skipped += skipped
+        scan = scan_rows(data, file, require_id=require_id)
+        if scan.unreadable and unreadable == "refuse" and not lenient:
+            raise InputError(_unreadable_message(file, scan.unreadable, scan.cut_end))
+        out.skipped += len(scan.unreadable)
+        out.unreadable += [f"{file}:{number}" for number in scan.unreadable]
+        rows = scan.rows
         for number, raw in enumerate(rows, start=1):
             where = f"{file}: row {number}"
             version = raw.get("format")
@@ -109,6 +123,22 @@ def read_results(path: str | Path, *, require_id: bool = True, lenient: bool = F
                 out.rows.append(ResultRow.model_construct(**raw))
             out.raw.append(raw)
     return out
+
+
+def _unreadable_message(file: Path, lines: list[int], cut_end: bool) -> str:
+    """One line: where the first unreadable line is, what it likely is, and what to do."""
+    more = f" ({len(lines) - 1} more unreadable line(s) after it)" if len(lines) > 1 else ""
+    if cut_end and len(lines) == 1:
+        return (
+            f"{file}:{lines[0]}: the last line is cut (a run stopped while writing it), so its item has no result here: "
+            "resume the run that wrote it (the same judgesdk score, gate or card command: it drops the cut line and judges that item), "
+            "or delete the line"
+        )
+    return (
+        f"{file}:{lines[0]}: not a whole JSON row{more} (edited or damaged, or a line cut by a stopped run that a resume "
+        "wrote on after): reading on without it would drop its item; delete the line, then run the command that wrote "
+        "the file again to judge that item"
+    )
 
 
 def to_result(row: ResultRow | Mapping[str, Any], scale: Scale, criterion: str, *, where: str = "result row") -> JudgeResult:

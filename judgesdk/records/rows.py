@@ -92,8 +92,9 @@ class Ask:
 def read_rows(path: str | Path, *, require_id: bool = True) -> tuple[list[dict[str, Any]], int]:
     """The rows of a results file, in file order, and how many unreadable lines were skipped.
 
-    A line that is not UTF-8 JSON (the last one, cut by a crash; or one in the middle after a resumed run
-    ended it) is skipped and counted, so its item is judged again. A line that is JSON but not a result
+    The tolerant reading, for resuming: a line that is not UTF-8 JSON (the last one, cut by a crash; or one in
+    the middle, edited or left by an earlier judgesdk's resume) is skipped and counted, so its item is judged
+    again; readers that compare or decide refuse it (:func:`judgesdk.records.results.read_results`). A line that is JSON but not a result
     (not an object, or without an ``id`` when ``require_id``) is an :class:`InputError` naming it, as is a
     file with several lines and none readable (not a results file).
     """
@@ -109,8 +110,26 @@ def read_rows(path: str | Path, *, require_id: bool = True) -> tuple[list[dict[s
 
 def parse_rows(data: bytes, where: str | Path = "results", *, require_id: bool = True) -> tuple[list[dict[str, Any]], int]:
     """:func:`read_rows` on the bytes of a results file."""
+    scan = scan_rows(data, where, require_id=require_id)
+    return scan.rows, len(scan.unreadable)
+
+
+@dataclass
+class Scan:
+    """A results file's bytes as rows, with the line numbers of the lines that are not a whole JSON row;
+    ``cut_end``: the last of those is the file's last line and has no newline (a write the run never finished)."""
+
+    rows: list[dict[str, Any]]
+    unreadable: list[int]
+    cut_end: bool
+
+
+def scan_rows(data: bytes, where: str | Path = "results", *, require_id: bool = True) -> Scan:
+    """The rows of a results file's bytes, in file order, and where its unreadable lines are (:func:`read_rows`
+    says what is an error here; what to do with unreadable lines is the caller's: a resume skips them, a
+    comparison refuses them, :func:`judgesdk.records.results.read_results`)."""
     rows: list[dict[str, Any]] = []
-    skipped = 0
+    unreadable: list[int] = []
     lines = data.split(b"\n")
     for number, raw in enumerate(lines, start=1):
         if not raw.strip():
@@ -118,15 +137,16 @@ def parse_rows(data: bytes, where: str | Path = "results", *, require_id: bool =
         try:
             row = json.loads(raw.decode("utf-8-sig" if number == 1 else "utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError):
-            skipped += 1
+            unreadable.append(number)
             continue
         if not isinstance(row, dict) or (require_id and row.get("id") is None):
             raise InputError(f"{where}:{number}: each result line must be an object with an 'id' (is this a judgesdk results file?)")
         rows.append(row)
-    cut_only = skipped == 1 and not data.endswith(b"\n")  # a crash cut the only line
-    if skipped and not rows and not cut_only:
+    cut_end = bool(unreadable) and unreadable[-1] == len(lines) and not data.endswith(b"\n")
+    cut_only = len(unreadable) == 1 and cut_end  # a crash cut the only line
+    if unreadable and not rows and not cut_only:
         raise InputError(f"{where} has no readable JSON line: is it a results JSONL (judgesdk score -o)?")
-    return rows, skipped
+    return Scan(rows, unreadable, cut_end)
 
 
 def latest_index(rows: Sequence[Mapping[str, Any]], ask: Ask | None = None, criterion: str | None = None) -> dict[str, int]:

@@ -435,6 +435,8 @@ def page_data(
     }
     if compare is not None:
         data["compare"], columns = _compare(run, compare, keys, tolerance, strings)
+        if data["compare"]["nothing_compared"]:  # as `judgesdk diff` says it (exit 2), never "nothing moved"
+            notes.append(f"nothing to compare with {compare.name}: {data['compare']['nothing_compared']}")
         for i in data["compare"]["changed"]:
             items["f"][i] |= _BIT["changed"]
         items.update(columns)

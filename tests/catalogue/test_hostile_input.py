@@ -312,6 +312,9 @@ class Case:
 JUDGE = ["--provider", "openai", "--base-url", REFUSING, "--no-cache"]  # a provider never reached: the input is refused first
 REFUSED = [*JUDGE, "--quiet"]
 GATE_MEAN = '[[gates]]\nname = "m"\nkind = "mean"\ncriterion = "c"\nmin = 3\n'
+_RESULT = '{"id": "%s", "doc_id": "d%s", "system_id": "s", "score": 3, "status": "ok", "criterion": "c", "method": "direct"}\n'
+CUT_MIDDLE = _RESULT % (1, 1) + '{"id": "2", "sc\n' + _RESULT % (3, 3)  # a results file with a line cut mid-file
+CUT_LAST = _RESULT % (1, 1) + '{"id": "2", "sc'  # and one whose last line a stopped run cut
 
 
 def score(f: Files, *flags) -> list:
@@ -405,6 +408,15 @@ CATALOGUE = [
          ("-o", "is a directory", "calibration.json")),  # fmt: skip
     Case("calibrate on too few labels", lambda f: ["calibrate", "--judge-results", f.results(), "--human", f.human(), "--dimension", "quality", "-o", f.root / "c.json"], 3,
          ("at least 10 labelled items", "label more items")),  # fmt: skip
+    # a results file with a line that is not a whole JSON row: refused by every reader that compares or decides (issue 28)
+    Case("diff a results file with a cut middle line", lambda f: ["diff", f.results(), f.text("cut.jsonl", CUT_MIDDLE)], 3,
+         ("cut.jsonl:2", "not a whole JSON row", "delete the line")),  # fmt: skip
+    Case("diff a results file with a cut last line", lambda f: ["diff", f.text("cut.jsonl", CUT_LAST), f.results()], 3,
+         ("cut.jsonl:2", "the last line is cut", "resume the run that wrote it")),  # fmt: skip
+    Case("label-slice a results file with a cut middle line", lambda f: ["label-slice", "--results", f.text("cut.jsonl", CUT_MIDDLE), "--n", "1"], 3,
+         ("cut.jsonl:2", "not a whole JSON row")),  # fmt: skip
+    Case("calibrate on a results file with a cut last line", lambda f: ["calibrate", "--judge-results", f.text("cut.jsonl", CUT_LAST), "--human", f.human(),
+         "--dimension", "quality", "-o", f.root / "c.json"], 3, ("cut.jsonl:2", "the last line is cut")),  # fmt: skip
     Case("cache stats --dir a file", lambda f: ["cache", "stats", "--dir", f.items], 3, ("is a file, not a folder", "JUDGESDK_CACHE_DIR")),
     Case("bench unknown --dataset", lambda f: ["bench", "--dataset", "nope", "--data-dir", f.root], 3, ("unknown dataset 'nope'", "summeval")),
     Case("bench --out a file", lambda f: ["bench", "--dataset", "summeval", "--out", f.items], 3, ("--out", "is a file, not a folder")),

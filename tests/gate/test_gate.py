@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from judgesdk.core.errors import ConfigError
+from judgesdk.core.errors import ConfigError, InputError
 from judgesdk.core.types import Criterion, JudgeResult, LabelDistribution, Scale
 from judgesdk.gate import (
     CriterionRun,
@@ -334,6 +334,9 @@ def test_read_mode_gates_a_results_file_and_rebuilds_distributions(tmp_path):
     fresh = evaluate_gates(config, providers=[ScriptedProvider(scripted_rule)])
     copy = tmp_path / "copy.jsonl"
     copy.write_text((tmp_path / "results.jsonl").read_text() + '{"id": "cut", "sc')  # a line cut by a crash
+    with pytest.raises(InputError, match=r"copy\.jsonl:3: the last line is cut"):  # refused, never dropped unsaid (issue 28)
+        evaluate_gates(config, results=copy)
+    copy.write_text((tmp_path / "results.jsonl").read_text())
     read = evaluate_gates(config, results=copy)
     assert [g.model_dump() for g in read.gates] == [g.model_dump() for g in fresh.gates]
     assert gate(read, "coverage").observed == pytest.approx(0.65) and gate(read, "review").observed == pytest.approx(0.5)
@@ -432,8 +435,10 @@ def test_a_results_file_cut_by_a_crash_is_resumed_cleanly(tmp_path):
     (tmp_path / "results.jsonl").write_text(lines[0] + "\n" + lines[1][:20])  # the crash cut the second line
     verdict = evaluate_gates(config, providers=[ScriptedProvider(scripted_rule)])
     assert verdict.exit_code == 0 and gate(verdict, "mean").observed == pytest.approx(3.0)
-    read = evaluate_gates(config, results=tmp_path / "results.jsonl")
-    assert read.exit_code == 0 and "1 unreadable line(s) skipped" in read.notes[0]  # the cut line, now mid-file
+    resumed = (tmp_path / "results.jsonl").read_text()
+    assert resumed.startswith(lines[0] + "\n") and all(json.loads(line) for line in resumed.splitlines())  # whole rows only
+    read = evaluate_gates(config, results=tmp_path / "results.jsonl")  # the resume dropped the cut line: the file reads whole
+    assert read.exit_code == 0 and not any("unreadable" in note for note in read.notes)
 
 
 # -- one method per criterion (issue 11: a fallback can mix the fused human scale with geval labels) --------

@@ -228,6 +228,20 @@ def test_card_runs_the_judge_into_a_resumable_ledger(tmp_path):
         run_card(_args(*argv[:5], "direct", *argv[6:], *config), adapters=[provider])
 
 
+def test_card_resumes_a_ledger_whose_last_line_a_stopped_run_cut(tmp_path, capsys):
+    human, out, stem = _human(tmp_path / "human.jsonl"), tmp_path / "r.jsonl", tmp_path / "card"
+    argv = ["--human", str(human), "--criteria", "quality", "--method", "geval", "-o", str(out), "--card", str(stem), "--bootstrap", "20", "--quiet",
+            "--config", str(_config(tmp_path))]  # fmt: skip
+    assert run_card(_args(*argv), adapters=[ScriptedProvider(_rule)]) == 0
+    first = _card_json(stem)["criteria"][0]["agreement"]
+    lines = out.read_text().splitlines()
+    out.write_text("\n".join(lines[:-1]) + "\n" + lines[-1][:30])  # the run stopped while writing its last row
+    capsys.readouterr()
+    assert run_card(_args(*argv), adapters=[ScriptedProvider(_rule)]) == 0  # resumed: the cut row dropped, its item judged again
+    assert f"-o {out}: its last line (12) was cut" in capsys.readouterr().err
+    assert len(out.read_text().splitlines()) == 12 and _card_json(stem)["criteria"][0]["agreement"] == first
+
+
 def _config(tmp_path: Path) -> Path:
     path = tmp_path / "judge.toml"
     path.write_text(f'[cache]\ndirectory = "{tmp_path / "cache"}"\n')

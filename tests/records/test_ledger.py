@@ -439,9 +439,27 @@ def test_calibrate_reads_the_latest_row_and_refuses_a_file_of_two_runs(tmp_path)
     human.write_text("".join(json.dumps({"doc_id": f"d{i}", "system_id": "s", "c": float(i % 5 + 1)}) + "\n" for i in range(10)))
     results = tmp_path / "results.jsonl"
     results.write_text("".join(json.dumps(r) + "\n" for r in judge_rows) + '{"id": "d9", "sco')  # and a cut last line
+    with pytest.raises(InputError, match=r"results\.jsonl:12: the last line is cut"):  # refused, never dropped unsaid (issue 28)
+        load_labelled(results, human, "c")
+    results.write_text("".join(json.dumps(r) + "\n" for r in judge_rows))
     data = load_labelled(results, human, "c")
     assert data.n_results == 10 and data.n_unscored == 0 and data.scores == data.labels
     with open(results, "a") as fh:
         fh.write("\n" + json.dumps({**judge_rows[1], "asked": "c/direct/2"}) + "\n")
     with pytest.raises(InputError, match="2 different runs"):
         load_labelled(results, human, "c")
+
+
+def test_a_resumed_score_says_what_it_did_with_unreadable_lines_and_judges_their_items(tmp_path, provider, capsys):
+    items = write_items(tmp_path / "items.jsonl", [{"id": i, "output": f"fine Q{n}"} for n, i in enumerate("abcd", start=2)])
+    out = tmp_path / "results.jsonl"
+    assert run(score(tmp_path, items, out, "--method", "direct"), capsys)[0] == 0
+    lines = out.read_text().splitlines()
+    out.write_text(lines[0] + "\n" + lines[1][:15] + "\n" + lines[2] + "\n" + lines[3][:15])  # b cut mid-file, d cut at the end
+    code, _, err = run(score(tmp_path, items, out, "--method", "direct"), capsys)
+    assert code == 0 and f"-o {out}: its last line (4) was cut" in err and "line(s) 2 are not whole JSON rows" in err
+    assert sorted(r["id"] for r in rows_read(out)) == ["a", "b", "c", "d"]
+
+
+def rows_read(path: Path) -> list[dict]:
+    return read_rows(path)[0]

@@ -148,6 +148,14 @@ def test_two_runs_hold_the_diffs_deltas_and_causes(tmp_path):
     assert c["causes"] == report.causes and list(c["header"]["identity"]["sdk"]) == ["0.2.0"] and list(data["run"]["identity"]["sdk"]) == ["0.1.0"]
 
 
+def test_a_second_run_with_no_item_in_common_is_said_to_compare_nothing(tmp_path):
+    items = view_rows.items(3, 2, seed=2)
+    a = view_rows.write_jsonl(tmp_path / "a.jsonl", list(view_rows.rows(items, ("coherence",), seed=3)))
+    b = view_rows.write_jsonl(tmp_path / "b.jsonl", list(view_rows.rows(items, ("relevance",), seed=3)))
+    data = page_data(load.read_run(a), compare=load.read_run(b))
+    assert data["compare"]["paired"] == 0 and any(n.startswith(f"nothing to compare with {b}: the files judge different criteria") for n in data["notes"])
+
+
 def test_an_empty_run_is_an_input_error_unless_served(tmp_path):
     from judgesdk.core.errors import InputError
 
