@@ -110,7 +110,9 @@ def fit_domain(
     dataset, scales, without_source, rule = DOMAINS[domain]
     ship = ship or rule
     criteria = [c for c in scales if any(c in r["scores"] for r in rows)]
-    feats = [{k: v for k, v in r["features"].items() if k not in drop} for r in rows]
+    # without the reference variant, no reference signal is read, not even as the best single signal: HANNA's and
+    # TopicalChat's "reference" is the human story or response of the same group (the Human system's output itself)
+    feats = [{k: v for k, v in r["features"].items() if k not in drop and (reference or not k.startswith("ref_"))} for r in rows]
     labels = {c: [r["scores"].get(c) for r in rows] for c in criteria}
     files = {dataset: shared_data_dir() / f"{dataset}.jsonl"}  # type: ignore[operator]
     data = {
