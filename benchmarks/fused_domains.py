@@ -37,7 +37,7 @@ from scipy.stats import binomtest, spearmanr
 from judgesdk.fused import model as fused_model
 from judgesdk.fused.domains import envelope, shape
 from judgesdk.fused.fit import CriterionFit, group_bootstrap, group_codes, mean_group_spearman, system_kendall
-from judgesdk.fused.model import FusedModelFile, ModelIdentity
+from judgesdk.fused.model import Declined, FusedModelFile, ModelIdentity
 from judgesdk.fused.signals import Evidence
 from judgesdk.fused.signals import features as evidence_features
 from judgesdk.fused.text import text_features
@@ -59,6 +59,10 @@ DOMAINS = {
     "story": ("hanna", {c: (1.0, 5.0) for c in ("relevance", "coherence", "empathy", "surprise", "engagement", "complexity")}, None, "beats-single"),
 }  # fmt: skip
 REFERENCE_LIKELIHOOD = ("ref_mean", "ref_pmi")
+# A dialogue or story fit ships only with at least this many groups behind it (TopicalChat has 60 conversations;
+# HANNA's subsample may have fewer prompts): with three to nine groups a bootstrap CI over groups is too coarse
+# to say "above 0".
+MIN_GROUPS_TO_SHIP = 10
 
 
 def load(path: Path, dataset: str, *, reference_likelihood: bool = True) -> list[dict]:
@@ -110,7 +114,9 @@ def fit_domain(
     dataset, scales, without_source, rule = DOMAINS[domain]
     ship = ship or rule
     criteria = [c for c in scales if any(c in r["scores"] for r in rows)]
-    feats = [{k: v for k, v in r["features"].items() if k not in drop} for r in rows]
+    # without the reference variant, no reference signal is read, not even as the best single signal: HANNA's and
+    # TopicalChat's "reference" is the human story or response of the same group (the Human system's output itself)
+    feats = [{k: v for k, v in r["features"].items() if k not in drop and (reference or not k.startswith("ref_"))} for r in rows]
     labels = {c: [r["scores"].get(c) for r in rows] for c in criteria}
     files = {dataset: shared_data_dir() / f"{dataset}.jsonl"}  # type: ignore[operator]
     data = {
@@ -123,6 +129,11 @@ def fit_domain(
         scales={c: scales[c] for c in criteria}, data=data, domain=domain, shapes=[r["shape"] for r in rows], ship=ship,
         reference_variant=reference, without_source_for=without_source, fits=fits,
     )  # fmt: skip
+    groups = len({r["doc_id"] for r in rows})
+    if ship == "beats-single" and groups < MIN_GROUPS_TO_SHIP:
+        why = f"fitted on {groups} groups: fewer than {MIN_GROUPS_TO_SHIP}, too few for a bootstrap CI over groups to mean anything"
+        moved = [Declined(criterion=name, reason=why, cv=models[0].cv) for name, models in fitted.criteria.items()]
+        fitted = fitted.model_copy(update={"criteria": {}, "aliases": {}, "declined": [*moved, *fitted.declined]})
     report: dict[str, dict[str, object]] = {}
     for name, variants in fits.items():
         keep = [i for i, r in enumerate(rows) if r["scores"].get(name) is not None]
@@ -135,8 +146,9 @@ def fit_domain(
     return fitted, report
 
 
-def apply(fitted: FusedModelFile, rows: list[dict], mapping: dict[str, str] | None = None) -> dict[str, object]:
-    """A fit, unchanged, on rows it never saw: agreement, interval coverage, the share inside its envelope."""
+def apply(fitted: FusedModelFile, rows: list[dict], mapping: dict[str, str] | None = None, *, reference: bool = True) -> dict[str, object]:
+    """A fit, unchanged, on rows it never saw: agreement, interval coverage, the share inside its envelope.
+    ``reference`` off: no ref_* signal competes as the best single signal (see :func:`fit_domain`)."""
     inside = [not fitted.envelope.outside(r["shape"], has_context=r["has_context"]) for r in rows] if fitted.envelope else [True] * len(rows)
     out: dict[str, object] = {"inside_envelope": sum(inside), "items": len(rows)}
     for dim in sorted(rows[0]["scores"]):
@@ -152,7 +164,7 @@ def apply(fitted: FusedModelFile, rows: list[dict], mapping: dict[str, str] | No
         intervals = np.array([p[1] for p in predicted])
         low, high = group_bootstrap(pred, y, codes, 1000, 0)
         mask = np.array(inside)
-        table = signal_table([r["features"] for r in rows], list(y), docs)
+        table = signal_table([{k: v for k, v in r["features"].items() if reference or not k.startswith("ref_")} for r in rows], list(y), docs)
         best = max(table.items(), key=lambda kv: abs(kv[1]))
         out[dim] = {
             "fit": target, "per_group": mean_group_spearman(pred, y, codes), "ci": [low, high], "pooled": float(spearmanr(pred, y).statistic),
@@ -249,13 +261,18 @@ def main() -> int:
             print_table(domain, part)
             if domain == "story":
                 a, b = halves(rows)
-                transfer = {}
+                transfer: dict[str, object] = {}
                 for label, (train, test) in {"first half -> second": (a, b), "second half -> first": (b, a)}.items():
+                    if len({r["doc_id"] for r in train}) < 3:  # nested CV needs three groups
+                        transfer[label] = f"not measured: {len({r['doc_id'] for r in train})} prompts to fit on"
+                        continue
                     half_fit, _ = fit_domain(domain, train, ship="always")  # every criterion, to see how each transfers
-                    transfer[label] = apply(half_fit, test)
+                    transfer[label] = apply(half_fit, test, reference=False)
                 report["story transfer"] = transfer
                 print(f"\nHANNA, fit on half of the prompts, tested on the other half: {json.dumps(transfer, indent=1)}")
-        if args.write:
+        if args.write and not shipped.criteria:
+            print(f"no {domain} criterion ships: no fit file written (auto falls back for this domain)")
+        elif args.write:
             print(f"saved {fused_model.save(shipped, DATA / f'{EMBEDDED_MODEL}.{domain}.json')}")
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(report, indent=1, default=float))

@@ -171,6 +171,51 @@ def test_hanna_stories_topicalchat_responses_and_another_task_never_get_the_news
         assert fused.choose(fits, item, _criterion("relevance")).fitted is None
 
 
+@pytest.mark.skipif(shared_data_dir() is None, reason="needs ../shared/data (HANNA, TopicalChat)")
+def test_auto_rows_on_real_stories_dialogue_and_another_task_name_their_fit_or_fallback_and_never_news(tmp_path, monkeypatch):
+    """Under ``auto`` with the fits shipped for the embedded model (served here by a scripted provider that states
+    the embedded file's sha256): every results row written for HANNA stories (coherence, relevance), TopicalChat
+    responses (coherence, naturalness) and a task that is none of them names the fit or the fallback it used, and
+    none names the news fit (issue 27)."""
+    from judgesdk.meta.datasets import load_dataset
+    from judgesdk.meta.natural import natural
+    from judgesdk.providers.llamacpp import embedded_sha256
+    from judgesdk.records import row_for
+    from judgesdk.records.results import read_results
+
+    sha = embedded_sha256()
+    fits = fused_model.bundled_for(sha)
+    assert fits and fits[0].domain == "news"
+    provider = _provider()
+    provider.model_sha256 = sha  # type: ignore[attr-defined]
+    cases = [("hanna", c) for c in ("coherence", "relevance")] + [("topicalchat", c) for c in ("coherence", "naturalness")]
+    lines, expected = [], {}
+    for dataset, criterion in cases:
+        records = [natural(r) for r in load_dataset(dataset)[:12]]  # the first one or two prompts/conversations, every system
+        for r in records:
+            result = _auto(JudgeItem(output=r.output, source=r.source, context=r.context), criterion, provider)
+            key = f"{dataset}:{r.doc_id}:{r.system_id}:{criterion}"
+            lines.append(json.dumps(row_for(result, key, extra={"dataset": dataset})) + "\n")
+            expected[key] = {"hanna": "story", "topicalchat": "dialogue"}[dataset]
+    for n, (output, source) in enumerate([("Die Katze schläft auf dem Sofa.", "The cat sleeps on the sofa."), ("Paris.", "What is the capital of France?")]):
+        result = _auto(JudgeItem(output=output, source=source), "relevance", provider)
+        lines.append(json.dumps(row_for(result, f"other:{n}", extra={"dataset": "other"})) + "\n")
+        expected[f"other:{n}"] = None
+    path = tmp_path / "results.jsonl"
+    path.write_text("".join(lines))
+    rows = read_results(path).rows
+    assert len(rows) == len(expected) == 4 * 12 + 2
+    for row in rows:
+        chosen = row.details["auto"]
+        assert chosen["chose"] in ("fused", "geval"), row.id
+        assert chosen["domain"] != "news" and (row.details.get("fit") or {}).get("domain") != "news", row.id
+        if chosen["chose"] == "fused":
+            assert chosen["fit"] and chosen["domain"] == expected[row.id] and row.details["fit"]["domain"] == expected[row.id], row.id
+        else:
+            assert chosen["fit"] is None and chosen["why"] and row.method.startswith("geval/") and "auto chose geval" in row.notes[0], row.id
+    assert all(row.details["auto"]["chose"] == "geval" for row in rows if row.id.startswith("other:"))
+
+
 def test_every_row_names_its_fit_or_fallback_on_real_stories_under_auto(three_fits):
     provider = _provider()
     for item in (JudgeItem(output=STORY, source=PROMPT), JudgeItem(output="x y z", source=PROMPT)):

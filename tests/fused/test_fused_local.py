@@ -19,7 +19,8 @@ SHIPPED = REPO / "judgesdk" / "fused" / "data" / f"{EMBEDDED_MODEL}.news.json"
 
 def test_the_shipped_fit_is_bundled_with_its_provenance():
     fitted = fused_model.load(SHIPPED)
-    assert [f.model.sha256 for f in fused_model.bundled()] == [fitted.model.sha256]
+    assert {f.model.sha256 for f in fused_model.bundled()} == {fitted.model.sha256}
+    assert [f.domain for f in fused_model.bundled()][0] == "news"
     assert set(fitted.criteria) == {"coherence", "consistency", "fluency", "relevance"}
     assert fitted.aliases["faithfulness"] == "consistency"
     assert fitted.folds["level"] == "document" and fitted.folds["nested"] is True
@@ -34,6 +35,31 @@ def test_the_shipped_fit_is_bundled_with_its_provenance():
             assert model.cv["per_doc_spearman"] > 0.2  # measured, not asserted into being: see benchmarks/README.md
             assert model.choice["signs"] == "prior" and model.extrapolate and model.tail_slope
             assert all(w * PRIOR_SIGNS[f] >= 0 for f, w in zip(model.features, model.coef))
+
+
+def test_the_shipped_dialogue_fit_ships_only_criteria_that_beat_zero_and_one_signal():
+    """TopicalChat, nested CV by conversation (issue 27): a criterion ships only where its per-group Spearman's CI
+    lies above 0 and it beats the best single signal; the others are declined with their figures, so ``auto``
+    falls back for them (benchmarks/README.md, the per-domain table)."""
+    from judgesdk.fused.priors import signs_for
+
+    news = fused_model.load(SHIPPED)
+    fitted = fused_model.load(SHIPPED.with_name(f"{EMBEDDED_MODEL}.dialogue.json"))
+    assert fitted in fused_model.bundled_for(news.model.sha256)
+    assert fitted.format == fused_model.FORMAT and fitted.domain == "dialogue" and fitted.model == news.model
+    assert fitted.data["dataset"] == "topicalchat" and fitted.data["items"] == 360 and fitted.data["documents"] == 60
+    assert fitted.envelope is not None and fitted.envelope.n_items == 360 and fitted.envelope.context == "required"
+    assert fitted.criteria and fitted.declined
+    assert not set(fitted.criteria) & {d.criterion for d in fitted.declined}
+    for name, variants in fitted.criteria.items():
+        signs = signs_for(name, "dialogue")
+        for model in variants:
+            cv = model.cv
+            assert cv["per_doc_spearman_ci_low"] > 0 and cv["per_doc_spearman"] > abs(cv["best_single_signal_per_doc_spearman"])
+            assert 0.75 <= cv["interval_coverage"] <= 0.9 and cv["interval_items"] == 360
+            assert all(w * signs.get(f, 0) >= 0 for f, w in zip(model.features, model.coef))
+    for declined in fitted.declined:
+        assert declined.reason and declined.cv["per_doc_spearman"] is not None
 
 
 def _items() -> list[dict]:
