@@ -4,8 +4,7 @@ the server computes every abandoned request, the worst case for a retrying clien
 
 Every time constant of the run is a multiple of one request's latency measured alone just before (``L``, the
 median of three): the client timeout (4 L), the circuit's first open period (L) and the waits that bound a run
-(the circuit's ``max_wait_s``, the retry's ``max_total_s``: 200 L, at least their 120 s defaults, which a
-loaded machine's L of 4 s and more came near). So the server answers about three requests in flight in time
+(the circuit's ``max_wait_s``, the retry's ``max_total_s``: 200 L, at least their 120 s defaults). So the server answers about three requests in flight in time
 and eight overload it, however fast the machine is.
 
 The bound on calls: every item once, plus the first wave's timeouts (nothing is limited before the first
