@@ -14,6 +14,8 @@ from judgesdk.provider.layers.cache import CachedProvider, open_cache
 from judgesdk.provider.layers.retry import RetryingProvider, RetryPolicy
 from judgesdk.provider.protocol import Capabilities, GenerateRequest, Message
 
+from support.patience import CEILING_S, alatency_s, scaled
+
 pytestmark = pytest.mark.integration
 
 SOURCE = (
@@ -29,6 +31,7 @@ def openai_provider(server, api="completions", **kwargs):
     from judgesdk.providers.openai import OpenAIProvider
 
     caps = Capabilities(logprobs=True, max_top_logprobs=20, seed=True, loglikelihood=api == "completions")
+    kwargs.setdefault("timeout_s", CEILING_S)  # correctness, not speed: support/patience.py
     return OpenAIProvider(server.model, base_url=server.base_url, api=api, capabilities=caps, **kwargs)
 
 
@@ -100,7 +103,7 @@ async def test_openai_continuation_loglikelihood_matches_local(llama_server, loc
 def test_anthropic_provider_via_litellm_proxy_samples(litellm_proxy):
     from judgesdk.providers.anthropic import AnthropicProvider
 
-    provider = AnthropicProvider(litellm_proxy.model, base_url=litellm_proxy.base_url, api_key=litellm_proxy.api_key)
+    provider = AnthropicProvider(litellm_proxy.model, base_url=litellm_proxy.base_url, api_key=litellm_proxy.api_key, timeout_s=CEILING_S)
     assert provider.capabilities.logprobs is False
     judge = Judge(provider, settings=EstimationSettings(samples=12))
     result = judge.score(OUTPUTS[0], source=SOURCE, criterion=CONSISTENCY)
@@ -120,7 +123,7 @@ def test_anthropic_provider_via_litellm_proxy_samples(litellm_proxy):
 async def test_litellm_provider_passes_logprobs_through_or_says_so(llama_server):
     from judgesdk.providers.litellm import LOGPROBS_DROPPED, LiteLLMProvider
 
-    provider = LiteLLMProvider(f"hosted_vllm/{llama_server.model}", base_url=llama_server.base_url, api_key="none")
+    provider = LiteLLMProvider(f"hosted_vllm/{llama_server.model}", base_url=llama_server.base_url, api_key="none", timeout_s=CEILING_S)
     request = GenerateRequest(messages=(Message(role="user", content="Score (1-5):"),), max_tokens=2, top_logprobs=5)
     response = await provider.generate(request)
     assert response.provider == "litellm" and len(response.choices) == 1
@@ -139,7 +142,7 @@ async def test_retries_429_with_retry_after_500_and_reset_then_succeed(fault_pro
     from judgesdk.providers.openai import OpenAIProvider
 
     fault_proxy.script(["429:retry-after=1", "500", "reset"])
-    provider = RetryingProvider(OpenAIProvider(llama_server.model, base_url=fault_proxy.base_url, api="completions"), FAST)
+    provider = RetryingProvider(OpenAIProvider(llama_server.model, base_url=fault_proxy.base_url, api="completions", timeout_s=CEILING_S), FAST)
     response = await provider.generate(REQUEST)
     assert response.choices[0].text is not None
     assert provider.attempts == 4 and fault_proxy.count == 4
@@ -149,13 +152,20 @@ async def test_retries_429_with_retry_after_500_and_reset_then_succeed(fault_pro
 
 
 async def test_stall_past_timeout_is_retried(fault_proxy, llama_server):
+    """The first attempt stalls past the client's timeout and is retried; the timeout is 10 × this request's
+    latency measured just before (at least 1 s), so the retry, which the real server answers, fits in it
+    on a busy machine too, and the stall (3 × the timeout) is what times out, not the machine."""
     from judgesdk.providers.openai import OpenAIProvider
 
-    fault_proxy.script(["stall:3"])
-    adapter = OpenAIProvider(llama_server.model, base_url=fault_proxy.base_url, api="completions", timeout_s=1.0)
+    patient = OpenAIProvider(llama_server.model, base_url=llama_server.base_url, api="completions", timeout_s=CEILING_S)
+    timeout_s = scaled(await alatency_s(lambda: patient.generate(REQUEST)), factor=10, floor_s=1.0)
+    await patient.aclose()
+    fault_proxy.script([f"stall:{3 * timeout_s:.1f}"])
+    adapter = OpenAIProvider(llama_server.model, base_url=fault_proxy.base_url, api="completions", timeout_s=timeout_s)
     provider = RetryingProvider(adapter, FAST)
     response = await provider.generate(REQUEST)
     assert provider.attempts == 2 and response.choices
+    assert fault_proxy.count == 2 and fault_proxy.requests[0].fault.startswith("stall:")
 
 
 async def test_401_is_tried_once(fault_proxy, llama_server):
@@ -163,7 +173,7 @@ async def test_401_is_tried_once(fault_proxy, llama_server):
     from judgesdk.providers.openai import OpenAIProvider
 
     fault_proxy.script(["401"])
-    provider = RetryingProvider(OpenAIProvider(llama_server.model, base_url=fault_proxy.base_url, api="completions"), FAST)
+    provider = RetryingProvider(OpenAIProvider(llama_server.model, base_url=fault_proxy.base_url, api="completions", timeout_s=CEILING_S), FAST)
     with pytest.raises(AuthError):
         await provider.generate(REQUEST)
     assert provider.attempts == 1 and fault_proxy.count == 1
@@ -175,7 +185,7 @@ async def test_persistent_503_exhausts_attempts(fault_proxy, llama_server):
 
     fault_proxy.script(["503"] * 10)
     policy = RetryPolicy(max_attempts=3, initial_wait_s=0.01, max_wait_s=0.05)
-    provider = RetryingProvider(OpenAIProvider(llama_server.model, base_url=fault_proxy.base_url, api="completions"), policy)
+    provider = RetryingProvider(OpenAIProvider(llama_server.model, base_url=fault_proxy.base_url, api="completions", timeout_s=CEILING_S), policy)
     with pytest.raises(RetriesExhaustedError):
         await provider.generate(REQUEST)
     assert fault_proxy.count == 3
@@ -185,7 +195,7 @@ async def test_second_identical_run_is_a_cache_hit(fault_proxy, llama_server, tm
     from judgesdk.providers.openai import OpenAIProvider
 
     fault_proxy.script(["500"])
-    adapter = OpenAIProvider(llama_server.model, base_url=fault_proxy.base_url, api="completions")
+    adapter = OpenAIProvider(llama_server.model, base_url=fault_proxy.base_url, api="completions", timeout_s=CEILING_S)
     provider = CachedProvider(RetryingProvider(adapter, FAST), open_cache(tmp_path))
     first = await provider.generate(REQUEST)
     second = await provider.generate(REQUEST)
@@ -198,7 +208,7 @@ def test_fallback_chain_moves_from_a_failing_server_to_the_local_model(fault_pro
 
     fault_proxy.script(["503"] * 10)
     failing = RetryingProvider(
-        OpenAIProvider(llama_server.model, base_url=fault_proxy.base_url, api="completions"),
+        OpenAIProvider(llama_server.model, base_url=fault_proxy.base_url, api="completions", timeout_s=CEILING_S),
         RetryPolicy(max_attempts=2, initial_wait_s=0.01, max_wait_s=0.02),
     )
     judge = Judge([failing, local], settings=FLAG, method="geval")
@@ -230,7 +240,7 @@ def test_a_configured_rate_limit_backs_off_on_429s_from_a_real_server(fault_prox
     fault_proxy.script(["429:retry-after=1", "429:retry-after=1"])
     config = {
         "providers": [{
-            "kind": "openai", "model": llama_server.model, "base_url": fault_proxy.base_url, "api": "completions",
+            "kind": "openai", "model": llama_server.model, "base_url": fault_proxy.base_url, "api": "completions", "timeout_s": CEILING_S,
             "rate_limit": {"max_concurrency": 2, "requests_per_minute": 600},
         }],
         "retry": {"max_attempts": 4, "initial_wait_s": 0.05, "max_wait_s": 2.0},

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from support.fault_proxy import FaultProxy, parse_fault
+from support.patience import CEILING_S
 from support.servers import embedded_gguf_path
 
 httpx = pytest.importorskip("httpx")
@@ -31,7 +32,7 @@ PROMPT = "The capital of France is"
 NO_EOG = {"1": -100, "106": -100, "212": -100}
 
 
-def _post(base_url: str, path: str, body: dict, timeout: float = 120.0, **kw) -> httpx.Response:
+def _post(base_url: str, path: str, body: dict, timeout: float = CEILING_S, **kw) -> httpx.Response:
     return httpx.post(f"{base_url}{path}", json=body, timeout=timeout, **kw)
 
 
@@ -85,7 +86,7 @@ def test_embedded_model_is_staged_then_moved_into_place_and_verified_once(tmp_pa
 
 
 def test_llama_server_lists_its_alias(llama_server):
-    r = httpx.get(f"{llama_server.base_url}/models", timeout=10)
+    r = httpx.get(f"{llama_server.base_url}/models", timeout=CEILING_S)
     assert r.status_code == 200
     assert llama_server.model in [m["id"] for m in r.json()["data"]]
     assert llama_server.base_url.startswith("http://127.0.0.1:") and llama_server.base_url.endswith("/v1")
@@ -234,7 +235,7 @@ def test_litellm_proxy_anthropic_messages(litellm_proxy):
         messages=[{"role": "user", "content": "Rate from 1 to 5: the cat sat on the mat."}],
         # anthropic>=2 dropped temperature/top_p from create()'s signature: send them in the body.
         extra_body={"temperature": 1.0},
-        timeout=120,
+        timeout=CEILING_S,
     )
     assert msg.type == "message" and msg.role == "assistant"
     assert msg.model == litellm_proxy.model
@@ -250,7 +251,7 @@ def test_litellm_proxy_anthropic_rejects_bad_key(litellm_proxy):
     client = anthropic.Anthropic(base_url=litellm_proxy.base_url, api_key="sk-wrong", max_retries=0)
     with pytest.raises(anthropic.APIStatusError) as info:
         client.messages.create(
-            model=litellm_proxy.model, max_tokens=2, messages=[{"role": "user", "content": "Hi"}], timeout=60
+            model=litellm_proxy.model, max_tokens=2, messages=[{"role": "user", "content": "Hi"}], timeout=CEILING_S
         )
     assert info.value.status_code in (400, 401)
 
@@ -266,7 +267,7 @@ def test_litellm_proxy_openai_chat_with_logprobs(litellm_proxy):
         logprobs=True,
         top_logprobs=5,
         logit_bias=NO_EOG,
-        timeout=120,
+        timeout=CEILING_S,
     )
     choice = resp.choices[0]
     assert isinstance(choice.message.content, str)
@@ -282,7 +283,7 @@ ERROR_STATUSES = [400, 401, 403, 404, 408, 409, 429, 500, 502, 503]
 
 def test_fault_proxy_status_faults_then_pass_through(fault_proxy: FaultProxy, llama_server):
     fault_proxy.script([*(str(s) for s in ERROR_STATUSES), "429:retry-after=2", "503:retry-after-ms=150", "429:quota"])
-    with httpx.Client(base_url=fault_proxy.base_url, timeout=5) as client:
+    with httpx.Client(base_url=fault_proxy.base_url, timeout=CEILING_S) as client:
         for status in ERROR_STATUSES:
             r = client.get("/models")
             assert r.status_code == status
@@ -302,26 +303,26 @@ def test_fault_proxy_status_faults_then_pass_through(fault_proxy: FaultProxy, ll
 
 
 def test_fault_proxy_stall_reset_close(fault_proxy: FaultProxy):
-    fault_proxy.script(["stall:3", "reset", "close", "pass"])
+    fault_proxy.script(["stall:60", "reset", "close", "pass"])
     with httpx.Client(base_url=fault_proxy.base_url) as client:
         t0 = time.monotonic()
         with pytest.raises(httpx.ReadTimeout):
             client.get("/models", timeout=0.5)
-        assert time.monotonic() - t0 < 2.0
+        assert time.monotonic() - t0 < 60  # the client's timeout ended it, not the stall (however busy the machine)
         with pytest.raises((httpx.ReadError, httpx.RemoteProtocolError)) as reset:
-            client.get("/models", timeout=5)
+            client.get("/models", timeout=CEILING_S)
         assert isinstance(reset.value, httpx.ReadError), "reset should be a TCP RST (ECONNRESET)"
         with pytest.raises(httpx.RemoteProtocolError):
-            client.get("/models", timeout=5)
-        assert client.get("/models", timeout=5).status_code == 200
-    assert fault_proxy.faults_applied() == ["stall:3", "reset", "close", "pass"]
+            client.get("/models", timeout=CEILING_S)
+        assert client.get("/models", timeout=CEILING_S).status_code == 200
+    assert fault_proxy.faults_applied() == ["stall:60", "reset", "close", "pass"]
     assert [r.status for r in fault_proxy.requests] == [None, None, None, 200]
 
 
 def test_fault_proxy_forwards_post_and_records_timing(fault_proxy: FaultProxy, llama_server):
     fault_proxy.script(["429:retry-after=1", "500"])
     body = {"model": llama_server.model, "prompt": PROMPT, "max_tokens": 1, "temperature": 0, "logprobs": 2}
-    with httpx.Client(base_url=fault_proxy.base_url, timeout=60, headers={"Authorization": "Bearer sk-x"}) as c:
+    with httpx.Client(base_url=fault_proxy.base_url, timeout=CEILING_S, headers={"Authorization": "Bearer sk-x"}) as c:
         statuses = []
         for _ in range(5):  # a naive client honouring Retry-After
             r = c.post("/completions", json=body)
@@ -336,7 +337,7 @@ def test_fault_proxy_forwards_post_and_records_timing(fault_proxy: FaultProxy, l
     assert records[0].json() == body and records[0].method == "POST" and records[0].path == "/v1/completions"
     assert records[-1].headers["authorization"] == "Bearer sk-x"
     gaps = fault_proxy.gaps()
-    assert gaps[0] >= 1.0 and gaps[1] < 1.0
+    assert len(gaps) == 2 and gaps[0] >= 1.0  # Retry-After: 1 honoured (a busy machine only lengthens gaps)
 
 
 def test_fault_proxy_default_and_concurrency(fault_proxy: FaultProxy):
@@ -345,7 +346,7 @@ def test_fault_proxy_default_and_concurrency(fault_proxy: FaultProxy):
     lock = threading.Lock()
 
     def hit():
-        r = httpx.get(f"{fault_proxy.base_url}/models", timeout=30)
+        r = httpx.get(f"{fault_proxy.base_url}/models", timeout=CEILING_S)
         with lock:
             results.append(r.status_code)
 
@@ -353,12 +354,12 @@ def test_fault_proxy_default_and_concurrency(fault_proxy: FaultProxy):
     for t in threads:
         t.start()
     for t in threads:
-        t.join(60)
+        t.join(CEILING_S)
     assert sorted(results) == [200] * 10 + [500] * 10
     assert fault_proxy.count == 20 and fault_proxy.pending == []
     fault_proxy.set_default("503")
-    assert httpx.get(f"{fault_proxy.base_url}/models", timeout=5).status_code == 503
-    assert httpx.get(f"{fault_proxy.base_url}/models", timeout=5).status_code == 503
+    assert httpx.get(f"{fault_proxy.base_url}/models", timeout=CEILING_S).status_code == 503
+    assert httpx.get(f"{fault_proxy.base_url}/models", timeout=CEILING_S).status_code == 503
 
 
 def test_fault_proxy_rejects_unknown_faults_and_non_loopback():
@@ -372,23 +373,23 @@ def test_fault_proxy_rejects_unknown_faults_and_non_loopback():
 
 def test_fault_proxy_stops_promptly_during_a_stall(llama_server):
     proxy = FaultProxy(llama_server.base_url).start()
-    proxy.script(["stall:30"])
+    proxy.script(["stall:600"])
     port = proxy.port
     box: dict = {}
 
     def call():
         try:
-            httpx.get(f"{proxy.base_url}/models", timeout=60)
+            httpx.get(f"{proxy.base_url}/models", timeout=CEILING_S)
         except httpx.HTTPError as exc:
             box["exc"] = exc
 
     t = threading.Thread(target=call)
     t.start()
-    assert proxy.wait_for(1, timeout=10)
+    assert proxy.wait_for(1, timeout=CEILING_S)
     t0 = time.monotonic()
     proxy.stop()
-    t.join(10)
-    assert time.monotonic() - t0 < 5 and not t.is_alive()
+    t.join(120)
+    assert time.monotonic() - t0 < 120 and not t.is_alive()  # far less than the stall's 600 s, on a busy machine too
     assert isinstance(box.get("exc"), httpx.HTTPError)
     with socket.socket() as s:  # the port is released
         assert s.connect_ex(("127.0.0.1", port)) != 0
@@ -399,7 +400,7 @@ def test_fault_proxy_factory_in_front_of_litellm_for_anthropic(fault_proxy_facto
     proxy = fault_proxy_factory(litellm_proxy.base_url)
     assert proxy.base_url == proxy.origin  # the Anthropic SDK appends /v1/messages itself
     proxy.script(["429:retry-after=1", "pass"])
-    client = anthropic.Anthropic(base_url=proxy.base_url, api_key=litellm_proxy.api_key, max_retries=0, timeout=120)
+    client = anthropic.Anthropic(base_url=proxy.base_url, api_key=litellm_proxy.api_key, max_retries=0, timeout=CEILING_S)
     kwargs = dict(model=litellm_proxy.model, max_tokens=4, messages=[{"role": "user", "content": "Hi"}])
     with pytest.raises(anthropic.RateLimitError) as info:
         client.messages.create(**kwargs)

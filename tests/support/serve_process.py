@@ -21,6 +21,7 @@ from judgesdk.core.types import Usage
 from judgesdk.provider.decisions import DecisionAnswer
 from judgesdk.providers import systemone_wire
 
+from support.patience import CEILING_S, PROBE_S
 from support.servers import LOOPBACK, ServerProcess, _child_env, _http_get
 
 P5 = (0.1, 0.2, 0.4, 0.2, 0.1)
@@ -29,7 +30,7 @@ P5 = (0.1, 0.2, 0.4, 0.2, 0.1)
 class JudgesdkServe(ServerProcess):
     name = "judgesdk-serve"
 
-    def __init__(self, *args: str, env: dict[str, str] | None = None, cache: Path | None = None, startup_timeout: float = 300.0) -> None:
+    def __init__(self, *args: str, env: dict[str, str] | None = None, cache: Path | None = None, startup_timeout: float = CEILING_S) -> None:
         super().__init__()
         self.args = list(args)
         self.extra_env = dict(env or {})
@@ -43,7 +44,7 @@ class JudgesdkServe(ServerProcess):
         return _child_env(self.extra_env)
 
     def ready(self) -> bool:
-        status, _ = _http_get(f"{self.origin}/health", timeout=2.0)
+        status, _ = _http_get(f"{self.origin}/health", timeout=PROBE_S)
         return status == 200
 
     @property
@@ -51,7 +52,7 @@ class JudgesdkServe(ServerProcess):
         return f"{self.origin}/v1"
 
     def health(self) -> dict[str, Any]:
-        _, body = _http_get(f"{self.origin}/health", timeout=10.0)
+        _, body = _http_get(f"{self.origin}/health", timeout=CEILING_S)
         return json.loads(body)
 
     def log_text(self) -> str:

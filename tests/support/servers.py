@@ -69,6 +69,8 @@ import weakref
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from support.patience import CEILING_S, PROBE_S
+
 __all__ = [
     "LOOPBACK",
     "LITELLM_MODEL_NAME",
@@ -195,7 +197,7 @@ class ServerProcess:
     """
 
     name = "server"
-    startup_timeout = 120.0
+    startup_timeout = CEILING_S  # a ceiling, not a wait: start() returns as soon as ready() answers
 
     def __init__(self, *, port: int | None = None, log_dir: str | Path | None = None) -> None:
         self.port = port or free_port()
@@ -355,7 +357,7 @@ class LlamaServer(ServerProcess):
         extra_args: Sequence[str] = (),
         port: int | None = None,
         log_dir: str | Path | None = None,
-        startup_timeout: float = 120.0,
+        startup_timeout: float = CEILING_S,
     ) -> None:
         super().__init__(port=port, log_dir=log_dir)
         self.model_path = Path(model_path)
@@ -404,7 +406,7 @@ class LlamaServer(ServerProcess):
         )
 
     def ready(self) -> bool:
-        status, body = _http_get(f"{self.base_url}/models", timeout=2.0)
+        status, body = _http_get(f"{self.base_url}/models", timeout=PROBE_S)
         return status == 200 and self.alias in body.decode(errors="replace")
 
 
@@ -429,7 +431,7 @@ class LiteLLMProxy(ServerProcess):
         master_key: str | None = None,
         port: int | None = None,
         log_dir: str | Path | None = None,
-        startup_timeout: float = 180.0,
+        startup_timeout: float = CEILING_S,
         executable: str | None = None,
     ) -> None:
         super().__init__(port=port, log_dir=log_dir)
@@ -481,7 +483,7 @@ class LiteLLMProxy(ServerProcess):
                 "telemetry": False,
                 "drop_params": False,
                 "num_retries": 0,
-                "request_timeout": 120,
+                "request_timeout": CEILING_S,  # the clients' timeout decides, not the proxy's (support/patience.py)
             },
             "general_settings": {"master_key": self.api_key},
         }
@@ -526,10 +528,10 @@ class LiteLLMProxy(ServerProcess):
         return super().start()  # type: ignore[return-value]
 
     def ready(self) -> bool:
-        status, _ = _http_get(f"{self.origin}/health/liveliness", timeout=2.0)
+        status, _ = _http_get(f"{self.origin}/health/liveliness", timeout=PROBE_S)
         if status != 200:
             return False
         status, body = _http_get(
-            f"{self.origin}/v1/models", timeout=2.0, headers={"Authorization": f"Bearer {self.api_key}"}
+            f"{self.origin}/v1/models", timeout=PROBE_S, headers={"Authorization": f"Bearer {self.api_key}"}
         )
         return status == 200 and self.model_names[0] in body.decode(errors="replace")
