@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from typing import Any
 
@@ -18,7 +19,11 @@ from judgesdk.judging.judge_config import JudgeConfig
 
 def run_on_ray(args: argparse.Namespace, items: list[Any], criterion: Any, config: JudgeConfig) -> RayRun:
     """Connect to the cluster at ``--address`` (``auto``: the one this node belongs to; none: start a
-    local one), judge ``items`` into the folder ``-o``, print the run's report (JSON on stderr)."""
+    local one), judge ``items`` into the folder ``-o``, print the run's report (JSON on stderr).
+
+    Without ``--address`` (and without ``RAY_ADDRESS``, which Ray reads itself) Ray is asked for ``"local"``:
+    a bare ``ray.init()`` joins the instance this machine started last (``/tmp/ray/ray_current_cluster``), and
+    waits minutes for it when that file is stale."""
     if args.estimate:
         raise InputError("--estimate calls no model: run it without --engine ray")
     if getattr(config, "jury", None) is not None:
@@ -31,7 +36,8 @@ def run_on_ray(args: argparse.Namespace, items: list[Any], criterion: Any, confi
     started = False
     if not ray.is_initialized():
         try:
-            ray.init(address=args.address, log_to_driver=False)
+            address = args.address if args.address or os.environ.get("RAY_ADDRESS") else "local"
+            ray.init(address=address, log_to_driver=False)
         except (ConnectionError, RuntimeError, ValueError) as exc:
             raise ConfigError(f"cannot reach a Ray cluster at --address {args.address}: {exc}") from None
         started = True
