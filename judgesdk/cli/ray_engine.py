@@ -16,6 +16,20 @@ from judgesdk.core.errors import ConfigError, InputError
 from judgesdk.distributed.engine import RayRun, require_ray, score_dataset
 from judgesdk.judging.judge_config import JudgeConfig
 
+SMALL_JOB_ITEMS = 2400  # below this many items the hint is printed (benchmarks/README.md, "Plain against Ray")
+
+
+def small_job_hint(count: int) -> str | None:
+    """The one line printed before a job too small for the engine: Ray's start, its actors and a judge per actor
+    cost tens of seconds before the first call, which plain ``score``'s concurrency does not pay (measured on one
+    machine with a hosted-style provider: benchmarks/README.md)."""
+    if count >= SMALL_JOB_ITEMS:
+        return None
+    return (
+        f"judgesdk: hint: {count} items are few for --engine ray: starting Ray, its actors and a judge in each costs tens of "
+        "seconds before the first call; without --engine ray this job likely finishes sooner (benchmarks/README.md, 'Plain against Ray')"
+    )
+
 
 def run_on_ray(args: argparse.Namespace, items: list[Any], criterion: Any, config: JudgeConfig) -> RayRun:
     """Connect to the cluster at ``--address`` (``auto``: the one this node belongs to; none: start a
@@ -32,6 +46,9 @@ def run_on_ray(args: argparse.Namespace, items: list[Any], criterion: Any, confi
         raise InputError("--engine ray writes a folder of results: give it with -o FOLDER")
     if args.output.is_file():
         raise InputError(f"-o {args.output} is a file: --engine ray writes a folder of results files; give a folder path")
+    hint = small_job_hint(len(items))
+    if hint and not args.quiet:
+        print(hint, file=sys.stderr)
     ray = require_ray()
     started = False
     if not ray.is_initialized():

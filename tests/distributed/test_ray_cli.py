@@ -51,3 +51,25 @@ def test_an_address_given_is_the_one_asked_for(monkeypatch, tmp_path):
 def test_ray_address_in_the_environment_still_names_the_cluster(monkeypatch, tmp_path):
     monkeypatch.setenv("RAY_ADDRESS", "head:6379")
     assert _address_asked(monkeypatch, tmp_path, None) is None  # Ray reads RAY_ADDRESS itself
+
+
+def test_a_job_too_small_for_the_engine_gets_a_one_line_hint(monkeypatch, tmp_path, capsys):
+    from judgesdk.cli.ray_engine import SMALL_JOB_ITEMS, run_on_ray
+    from judgesdk.judging.judge_config import load_config
+
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+
+    def init(**kwargs):
+        raise _Asked
+
+    monkeypatch.setattr(ray, "init", init)
+    config = load_config({"cache": {"enabled": False}})
+    for count, quiet, hinted in ((SMALL_JOB_ITEMS - 1, False, True), (SMALL_JOB_ITEMS - 1, True, False), (SMALL_JOB_ITEMS, False, False)):
+        args = argparse.Namespace(estimate=False, output=tmp_path / "out", address=None, quiet=quiet)
+        with pytest.raises(_Asked):
+            run_on_ray(args, [object()] * count, "coherence", config)
+        err = capsys.readouterr().err
+        assert ("hint:" in err) == hinted, (count, quiet, err)
+        if hinted:
+            assert len(err.strip().splitlines()) == 1 and f"{count} items" in err and "without --engine ray" in err, err
