@@ -16,14 +16,14 @@ from judgesdk.core.errors import ConfigError, InputError
 from judgesdk.distributed.engine import RayRun, require_ray, score_dataset
 from judgesdk.judging.judge_config import JudgeConfig
 
-SMALL_JOB_ITEMS = 2400  # below this many items the hint is printed (benchmarks/README.md, "Plain against Ray")
+SMALL_JOB_ITEMS = 2400  # up to this many items the hint is printed: the largest job measured, still slower on Ray (benchmarks/README.md)
 
 
 def small_job_hint(count: int) -> str | None:
     """The one line printed before a job too small for the engine: Ray's start, its actors and a judge per actor
     cost tens of seconds before the first call, which plain ``score``'s concurrency does not pay (measured on one
     machine with a hosted-style provider: benchmarks/README.md)."""
-    if count >= SMALL_JOB_ITEMS:
+    if count > SMALL_JOB_ITEMS:
         return None
     return (
         f"judgesdk: hint: {count} items are few for --engine ray: starting Ray, its actors and a judge in each costs tens of "

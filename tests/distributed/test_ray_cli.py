@@ -65,7 +65,7 @@ def test_a_job_too_small_for_the_engine_gets_a_one_line_hint(monkeypatch, tmp_pa
 
     monkeypatch.setattr(ray, "init", init)
     config = load_config({"cache": {"enabled": False}})
-    for count, quiet, hinted in ((SMALL_JOB_ITEMS - 1, False, True), (SMALL_JOB_ITEMS - 1, True, False), (SMALL_JOB_ITEMS, False, False)):
+    for count, quiet, hinted in ((SMALL_JOB_ITEMS, False, True), (SMALL_JOB_ITEMS, True, False), (SMALL_JOB_ITEMS + 1, False, False)):
         args = argparse.Namespace(estimate=False, output=tmp_path / "out", address=None, quiet=quiet)
         with pytest.raises(_Asked):
             run_on_ray(args, [object()] * count, "coherence", config)
