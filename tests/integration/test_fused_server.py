@@ -6,12 +6,15 @@ itself is measured by benchmarks/fused_server_gap.py (benchmarks/README.md).
 
 llama-cpp-python's server turns an echo into log-probabilities in Python, sorting Gemma's 262k-token vocabulary for
 every prompt token (about a second per token on this 2-core machine, more under load): a SummEval item's request
-takes minutes. So the SummEval items are the two shortest (one 100-word article, two of its summaries), judged for
-coherence only (consistency adds the pass without the source), with a client timeout of an hour; nothing here is timed."""
+takes minutes (a 170-token request took over 20 minutes at load 30-50). So CI judges the README example, and the two
+shortest SummEval items (one 100-word article, two of its summaries; coherence only: consistency adds the pass
+without the source) are judged only when ``JUDGESDK_SERVER_SUMMEVAL=1`` is set (about an hour on a quiet 2-core
+machine, by the gap measured); the client timeout is an hour; nothing here is timed."""
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -50,7 +53,7 @@ def test_the_fused_judge_through_llama_cpp_server_scores_as_the_in_process_judge
 
     sha = file_sha256(gguf_path)
     readme = [{"id": "readme", "source": SOURCE, "output": OUTPUT}]
-    summeval = _shortest_summeval(2)
+    summeval = _shortest_summeval(2) if os.environ.get("JUDGESDK_SERVER_SUMMEVAL") == "1" else []
     assert all(len(item["source"].split()) <= 120 for item in summeval), [len(item["source"].split()) for item in summeval]
     config = {"method": "fused", "cache": {"enabled": False}}
     # consistency also reads the pass without the source (two requests an item): the README example only
