@@ -11,6 +11,7 @@ result's notes say why, so a reader never mistakes one scale for the other.
 from __future__ import annotations
 
 from judgesdk.core.types import Criterion, JudgeItem, JudgeResult
+from judgesdk.fused.model import CriterionModel, FusedModelFile
 from judgesdk.provider.protocol import Provider
 from judgesdk.scorers import fused, likert
 from judgesdk.scorers.common import ScorerOptions
@@ -19,7 +20,7 @@ PROMPTED = "geval"
 NOT_SUMMARIES = {"topicalchat", "hanna"}  # benchmarks whose outputs are not summaries of their source
 
 
-def fused_unavailable(provider: Provider, item: JudgeItem, criterion: Criterion, options: ScorerOptions) -> tuple[str | None, object]:
+def fused_unavailable(provider: Provider, item: JudgeItem, criterion: Criterion, options: ScorerOptions) -> tuple[str | None, tuple[FusedModelFile, CriterionModel] | None]:
     """Why the fused judge cannot judge this (None when it can), and the criterion model when it can."""
     caps = provider.capabilities
     if not (caps.loglikelihood and caps.exact_labels):
@@ -42,7 +43,8 @@ def fused_unavailable(provider: Provider, item: JudgeItem, criterion: Criterion,
 async def score(provider: Provider, item: JudgeItem, criterion: Criterion, options: ScorerOptions, method: str = "auto") -> JudgeResult:
     reason, found = fused_unavailable(provider, item, criterion, options)
     if reason is None:
-        fitted, model = found  # type: ignore[misc]
+        assert found is not None  # no reason: the fit and the criterion model were found
+        fitted, model = found
         result = await fused.score_with(provider, item, criterion, fitted, model, "fused")
         note = "auto chose fused: a fit for this model file and criterion"
     else:

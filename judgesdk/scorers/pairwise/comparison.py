@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from typing import Literal
+from typing import Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -91,7 +91,10 @@ class Comparison(BaseModel):
     @property
     def winner(self) -> Winner | None:
         """``a`` or ``b`` by ``p_a_better`` (``tie`` at exactly 0.5); None when unparsed."""
-        return None if self.p_a_better is None else _side(self.p_a_better, "a", "b")
+        if self.p_a_better is None:
+            return None
+        side: Winner = _side(self.p_a_better, "a", "b")
+        return side
 
 
 # -- one comparison --------------------------------------------------------------------------------
@@ -178,11 +181,14 @@ def _read(probs: dict[str, float], labels: tuple[str, ...], tie: str | None) -> 
     if p_tie is not None and p_tie > max(p_a, p_b):
         verdict: Verdict = "tie"
     else:
-        verdict = _side(p_first, "first", "second")  # type: ignore[assignment]
+        verdict = _side(p_first, "first", "second")
     return {"p_first": p_first, "p_tie": p_tie, "verdict": verdict, "probs": probs}
 
 
-def _side(p: float, above: str, below: str) -> str:
+_S = TypeVar("_S", bound=str)
+
+
+def _side(p: float, above: _S, below: _S) -> _S | Literal["tie"]:
     return above if p > 0.5 else below if p < 0.5 else "tie"
 
 
