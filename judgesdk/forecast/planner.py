@@ -144,7 +144,7 @@ class PlanningProvider(WrapperProvider):
         counts = [len(i) if i is not None else self.tokens.count(p, bos=True) for i, p in zip(ids, prompts)]
         reused = [0] * len(requests)
         if self.replay is not None and all(i is not None for i in ids):
-            reused = self._replay(requests, ids)  # type: ignore[arg-type]
+            reused = self._replay(requests, ids)
         responses = []
         for request, n_prompt, n_reused in zip(requests, counts, reused):
             kind = "labels" if request.labels is not None else "continuation" if request.continuation is not None else "generation"
