@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import itertools
+import sys
 from typing import Any
 
 from judgesdk.core.errors import ProviderError, RateLimitError
@@ -62,7 +63,7 @@ class SharedLimiter:
 
     def __init__(self, config: RateLimitConfig, lease_s: float = LEASE_S) -> None:
         self._permits = _Permits(lease_s)
-        self._limiter = limited(self._permits, config)  # type: ignore[arg-type]
+        self._limiter = limited(self._permits, config)
         self._tickets = itertools.count()
         self._holders: set[asyncio.Task[None]] = set()
 
@@ -74,7 +75,14 @@ class SharedLimiter:
         self._permits.pending[ticket] = (granted, asyncio.get_running_loop().create_future())
         context = contextvars.copy_context()
         context.run(_TICKET.set, ticket)
-        holder = asyncio.get_running_loop().create_task(self._hold(request), context=context)
+        if sys.version_info >= (3, 11):
+            holder = asyncio.get_running_loop().create_task(self._hold(request), context=context)
+        else:  # no context= before 3.11: a task copies the current context, so the ticket is set around its creation
+            token = _TICKET.set(ticket)
+            try:
+                holder = asyncio.get_running_loop().create_task(self._hold(request))
+            finally:
+                _TICKET.reset(token)
         self._holders.add(holder)
         holder.add_done_callback(self._holders.discard)
         await granted.wait()
