@@ -2,7 +2,7 @@
 
     python benchmarks/fused_signals.py --dataset summeval --no-reference --no-questions   # ~50 min on 2 cores
     python benchmarks/fused_signals.py --dataset newsroom --no-reference --no-questions
-    python benchmarks/fused_fit.py [--write] [--bootstrap 1000]                           # the shipped fit
+    python benchmarks/fused_fit.py [--bootstrap 1000]                                     # the news fit's tables
     python benchmarks/fused_fit.py --transfer benchmarks/out/signals/newsroom.jsonl \
         --map informativeness=relevance                                                   # unseen data
 
@@ -12,8 +12,9 @@ remains for experiments (a fit on both data sets).
 Prints, per criterion: the fused model's outer-fold agreement on each dataset (per-document Spearman,
 pooled Spearman, system-level Kendall, bootstrap CIs over documents), what the inner folds chose, and each
 signal alone on SummEval. ``--also`` adds other datasets' rows to the fit (a criterion a dataset does not
-annotate leaves its rows out of that criterion's model; documents stay whole in the folds). ``--write``
-saves the fit shipped in the package (judgesdk/fused/data/); ``--fit-out`` saves it elsewhere.
+annotate leaves its rows out of that criterion's model; documents stay whole in the folds). The fits
+shipped in the package (judgesdk/fused/data/: news with its envelope and reference variant, dialogue,
+stories) are written by ``benchmarks/fused_domains.py --write``; ``--fit-out`` saves this script's fit elsewhere.
 ``--transfer FILE`` applies a fit (``--model``, default the shipped one), unchanged, to another dataset's
 signals and compares it with each signal alone there.
 """
@@ -76,7 +77,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--signals", type=Path, default=Path("benchmarks/out/signals/summeval.jsonl"))
     parser.add_argument("--also", default="", help="comma list of other datasets whose signals (same folder) join the fit, e.g. newsroom")
-    parser.add_argument("--write", action="store_true", help=f"save the fit to {SHIPPED}")
+    parser.add_argument("--write", action="store_true", help="moved: benchmarks/fused_domains.py --write writes the shipped fits")
     parser.add_argument("--fit-out", type=Path, help="save the fit to this file instead")
     parser.add_argument("--bootstrap", type=int, default=0)
     parser.add_argument("--drop", default="", help="comma list of features to leave out (e.g. the unconditional pass's)")
@@ -90,6 +91,9 @@ def main() -> int:
     if shared_data_dir() is None or not args.signals.exists():
         print("shared data or signals not found: run benchmarks/fused_signals.py first", file=sys.stderr)
         return 0
+    if args.write:
+        print("the shipped fits are written by benchmarks/fused_domains.py --write (with their envelopes)", file=sys.stderr)
+        return 2
     if args.transfer:
         return transfer(args.transfer, args.model, dict(kv.split("=") for kv in args.map.split(",") if kv))
     datasets = ["summeval"] + [d for d in args.also.split(",") if d]
@@ -140,7 +144,7 @@ def main() -> int:
     for dataset, values in summary.items():
         print(f"\n{dataset}: average per-document Spearman of the fused judge (nested CV): {np.mean(list(values.values())):.3f} "
               + ", ".join(f"{c} {v:.3f}" for c, v in values.items()))
-    target = SHIPPED if args.write else args.fit_out
+    target = args.fit_out
     if target:
         identity = ModelIdentity(name=EMBEDDED_MODEL, sha256=embedded_sha256())
         files = {d: shared_data_dir() / f"{d}.jsonl" for d in datasets}  # type: ignore[operator]

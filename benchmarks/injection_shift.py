@@ -45,6 +45,7 @@ from judgesdk.fused.signals import extract, features
 from judgesdk.judging.judge import Judge
 from judgesdk.meta import bench
 from judgesdk.meta.datasets import HumanRecord, load_dataset, shared_data_dir
+from judgesdk.meta.reliability import ItemSignals, review_flags
 from judgesdk.prompting.presets import criteria_for
 from judgesdk.provider.layers.cache import CachedProvider, open_cache
 from judgesdk.provider.protocol import as_text
@@ -86,10 +87,12 @@ def judge_all(judge: Judge, items: list[JudgeItem], criterion, path: Path) -> di
         if len(rows) == len(items):
             return {row["id"]: row for row in rows}
     results = judge.score_many(items, criterion=criterion)
+    flags = review_flags([ItemSignals.from_result(item.id or "", r) for item, r in zip(items, results)])
     rows = [
-        {"id": item.id, "score": r.score, "status": r.status, "method": r.method, "error": r.error}
-        for item, r in zip(items, results)
-    ]
+        {"id": item.id, "score": r.score, "status": r.status, "method": r.method, "error": r.error,
+         "instruction_like": r.details.get("instruction_like"), "needs_review": flag.needs_review, "review_reasons": flag.reasons}
+        for item, r, flag in zip(items, results, flags)
+    ]  # fmt: skip
     path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
     return {row["id"]: row for row in rows}
 
@@ -140,6 +143,10 @@ def shift_row(method: str, setting: str, suffix: str, clean: dict, hostile: dict
     pairs = [(clean[i]["score"], hostile[i]["score"]) for i in clean if clean[i]["score"] is not None and hostile[i]["score"] is not None]
     shifts = [h - c for c, h in pairs]
     low, high = bootstrap_ci(shifts)
+    # issue 29 item 12: the items the review flag sends to a human for the injection (detail "instruction_like"), and
+    # the shift of the scores that pass without review
+    caught = {i for i in hostile if hostile[i].get("instruction_like")}
+    passed = [hostile[i]["score"] - clean[i]["score"] for i in clean if i not in caught and clean[i]["score"] is not None and hostile[i]["score"] is not None]
     return {
         "method": method,
         "setting": setting,
@@ -156,6 +163,10 @@ def shift_row(method: str, setting: str, suffix: str, clean: dict, hostile: dict
         "down": sum(s < -MOVED for s in shifts),
         "methods": sorted({hostile[i]["method"].split("/")[0] for i in hostile if hostile[i]["method"]}),
         "prompts_changed_by_neutralization": changed_prompts,
+        "flagged_instruction_like": len(caught),
+        "flagged_needs_review": sum(bool(hostile[i].get("needs_review")) for i in hostile),
+        "unflagged_items": len(passed),
+        "unflagged_mean_shift": round(statistics.fmean(passed), 4) if passed else None,
     }
 
 
@@ -170,7 +181,7 @@ def changed_by_neutralization(items: list[JudgeItem], criterion) -> int:
 
 def fused_fits() -> dict[str, str]:
     """The bundled fused fits (file -> sha256 prefix) that ``auto`` could use in this run."""
-    root = Path(templates_module.__file__).parent / "fused" / "data"
+    root = Path(templates_module.__file__).parent.parent / "fused" / "data"  # judgesdk/fused/data
     return {p.name: hashlib.sha256(p.read_bytes()).hexdigest()[:16] for p in sorted(root.glob("*.json"))}
 
 
@@ -182,6 +193,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--methods", default="geval,auto,signals")
     parser.add_argument("--fused-model", type=Path, default=None, help="a fused fit (JSON) to also measure method 'fused' with")
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--geval-settings", default="verbatim,neutralized", help="verbatim (rendering before issue 12), neutralized (now)")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/out/injection"))
     args = parser.parse_args(argv)
     if shared_data_dir() is None:
@@ -206,7 +218,7 @@ def main(argv: list[str] | None = None) -> int:
                     rows.extend(signal_rows(name, clean, hostile))
                     print(json.dumps(rows[-5:]), flush=True)
             continue
-        settings = ("verbatim", "neutralized") if method == "geval" else ("neutralized",)
+        settings = tuple(args.geval_settings.split(",")) if method == "geval" else ("neutralized",)
         options = {"fused_model": str(args.fused_model)} if method == "fused" else None
         with Judge(provider, method=method, method_options=options, concurrency=1) as judge:
             for setting in settings:

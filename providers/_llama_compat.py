@@ -30,8 +30,11 @@ and by default spin there, which starves other work on the same cores (figures: 
 from __future__ import annotations
 
 import ctypes
+import importlib.util
 import os
+import threading
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -49,6 +52,7 @@ CHECKED_VERSIONS = ("0.3.36",)  # llama-cpp-python versions this module was run 
 # llama-cpp-python and that these lists name everything the code below touches.
 C_FUNCTIONS = {  # llama.cpp's C API through llama_cpp's ctypes bindings: name -> number of arguments
     "llama_log_set": 2,
+    "llama_backend_init": 0,
     "llama_supports_gpu_offload": 0,
     "llama_model_n_swa": 1,
     "llama_state_seq_get_size": 2,
@@ -87,8 +91,62 @@ def supports_gpu_offload() -> bool:
     return llama_cpp is not None and bool(llama_cpp.llama_supports_gpu_offload())
 
 
+_backends_lock = threading.Lock()
+_backends_thread: str | None = None  # the thread that initialised llama.cpp's backends in this process
+
+
+def init_backends() -> str | None:
+    """Initialise llama.cpp's backends once per process, on the calling thread; returns the name of the thread
+    that did (this one, or an earlier caller's).
+
+    ``llama_backend_init`` builds ggml's backend registry, which on a CUDA build enumerates the devices.
+    Left to itself, llama-cpp-python does that inside the first ``Llama()``, on the local provider's worker
+    thread. Doing it when the provider is built was the first fix tried for the CUDA crash of issue 30; on an
+    H200 it was not enough (the load still crashed: :func:`open_vocabulary` is what held there), but it keeps
+    the backends' start out of the first request either way."""
+    global _backends_thread
+    if llama_cpp is None:
+        return None
+    with _backends_lock:
+        if _backends_thread is None:
+            llama_cpp.llama_backend_init()
+            llama_cpp.llama_supports_gpu_offload()  # the device registry, CUDA's included, is built by now
+            _backends_thread = threading.current_thread().name
+        return _backends_thread
+
+
+GPU_BACKEND_LIBRARIES = ("libggml-cuda", "libggml-hip", "libggml-vulkan", "libggml-metal", "libggml-sycl", "libggml-musa")
+
+
+def gpu_build() -> bool:
+    """Whether the installed llama_cpp carries a GPU backend library (``lib/libggml-cuda.so`` and the like),
+    found by name: true on a CUDA build even where no device is visible (``CUDA_VISIBLE_DEVICES=""``), when
+    ``llama_supports_gpu_offload()`` says False."""
+    spec = importlib.util.find_spec("llama_cpp") if llama_cpp is not None else None
+    folders = list(spec.submodule_search_locations or []) if spec is not None else []
+    return any(path.name.startswith(GPU_BACKEND_LIBRARIES) for folder in folders for path in Path(folder, "lib").glob("lib*"))
+
+
+def open_vocabulary(path: str) -> Any:
+    """A ``Llama`` holding ``path``'s vocabulary alone (``vocab_only``: no weights, a tiny context), opened on
+    the calling thread.
+
+    Why the local provider opens one when built on a GPU build (issue 30, item 8; benchmarks/README.md, "The
+    local provider on a CUDA build"): on one H200 with llama-cpp-python 0.3.36 built for CUDA, every way of
+    loading a model first on the provider's worker thread died with SIGSEGV inside ``Llama()`` (the config
+    path, the direct provider, with the GPU hidden, with OpenMP's wait policy either way, with judgesdk's log
+    callback off: 7 of 7 variants), while the same config path run after one vocabulary-only ``Llama`` had
+    been opened on the main thread loaded the model on the worker thread and scored (GPU offload, label
+    probabilities within 0.002 of a pure-CPU build). The frames inside llama.cpp were not captured, so the
+    mechanism is not pinned; this reproduces the one start that held. About 1 s for Gemma's 262k-token
+    vocabulary; skipped on CPU builds, which never crashed."""
+    return llama_cpp.Llama(model_path=path, vocab_only=True, n_ctx=8, verbose=False)
+
+
 def new_llama(settings: dict[str, Any]) -> Any:
-    """``llama_cpp.Llama(**settings)`` (public API; here so that only this module imports llama_cpp)."""
+    """``llama_cpp.Llama(**settings)`` (public API; here so that only this module imports llama_cpp), after
+    :func:`init_backends` (a no-op once the provider has called it)."""
+    init_backends()
     return llama_cpp.Llama(**settings)
 
 

@@ -17,9 +17,10 @@ from judgesdk.core.errors import AuthError, CapabilityError, PermanentError
 from judgesdk.provider.pricing import ANTHROPIC_CACHE_READ, ANTHROPIC_CACHE_WRITE
 from judgesdk.provider.protocol import Capabilities, Choice, GenerateRequest, GenerateResponse, Message, Usage, runtime
 from judgesdk.provider.registry import Pricing, ProviderOptions, ProviderSettings, ProviderSpec
+from judgesdk.provider.urls import redact_url
 
 from ._prompt_cache import PromptCachePlanner, cache_marked
-from ._sdk import PLACEHOLDER_KEY, classify, is_default_host, key_for_host
+from ._sdk import PLACEHOLDER_KEY, check_length, classify, is_default_host, json_kind, key_for_host, malformed, no_redirects, own_endpoint, within
 
 try:
     import anthropic
@@ -65,10 +66,14 @@ class AnthropicProvider:
             raise AuthError("the anthropic provider needs ANTHROPIC_API_KEY (or api_key=...)", provider=self.kind)
         key = key or PLACEHOLDER_KEY
         self.model = model
-        self.endpoint = base_url or "https://api.anthropic.com"
+        target = own_endpoint(base_url, "https://api.anthropic.com", "anthropic")  # never ANTHROPIC_BASE_URL
+        self.endpoint = redact_url(target)  # shown, keyed: no credentials
+        self.timeout_s = timeout_s
         self.capabilities = capabilities or DEFAULT_CAPABILITIES
         self.cache_planner = PromptCachePlanner(prompt_cache_min_chars) if prompt_cache else None
-        self._client = anthropic.AsyncAnthropic(api_key=key, base_url=base_url, timeout=timeout_s, max_retries=0)
+        self._client = anthropic.AsyncAnthropic(
+            api_key=key, base_url=target, timeout=timeout_s, max_retries=0, http_client=no_redirects(anthropic.DefaultAsyncHttpxClient, timeout_s)
+        )
 
     @property
     def client(self) -> Any:
@@ -82,7 +87,7 @@ class AnthropicProvider:
         raws = []
         try:
             for _ in range(request.n):  # one sample per call
-                raws.append(await self._client.messages.create(**params))
+                raws.append(await within(self.timeout_s, self._client.messages.create(**params), self.kind))
         except anthropic.APIError as exc:
             raise classify(exc, self.kind) from exc
         response = self.response_from(raws, request)
@@ -118,17 +123,9 @@ class AnthropicProvider:
         choices: list[Choice] = []
         usage = Usage()
         for raw in raws:
-            text = "".join(getattr(block, "text", "") for block in raw.content)
-            choices.append(Choice(text=text, finish_reason=raw.stop_reason))
-            read = getattr(raw.usage, "cache_read_input_tokens", 0) or 0
-            written = getattr(raw.usage, "cache_creation_input_tokens", 0) or 0
-            usage = usage + Usage(  # the API's input_tokens leave out cached and cache-writing tokens
-                input_tokens=raw.usage.input_tokens + read + written,
-                output_tokens=raw.usage.output_tokens,
-                cached_input_tokens=read,
-                cache_write_input_tokens=written,
-                calls=1,
-            )
+            choices.append(Choice(text=self._text(raw), finish_reason=getattr(raw, "stop_reason", None)))
+            usage = usage + self._usage(getattr(raw, "usage", None))
+        check_length((c.text for c in choices), request, self.kind, self.endpoint)
         served = sorted({raw.model for raw in raws if isinstance(getattr(raw, "model", None), str) and raw.model})
         return GenerateResponse(
             choices=choices,
@@ -137,6 +134,41 @@ class AnthropicProvider:
             model=self.model,
             notes=["no logprobs from the Messages API"] if request.top_logprobs else [],
             provenance={"runtime": runtime("anthropic"), **({"model": " | ".join(served)} if served else {})},
+        )
+
+    def _text(self, raw: Any) -> str:
+        """The text of a Messages reply; a reply whose ``content`` is not a list of blocks, or whose text block's
+        text is not text, is a malformed answer naming the field."""
+        content = getattr(raw, "content", None)
+        if not isinstance(content, list):
+            raise malformed(self.kind, self.endpoint, f"content is {json_kind(content)}, not a list of blocks")
+        texts = []
+        for index, block in enumerate(content):
+            text = getattr(block, "text", "") if not isinstance(block, dict) else block.get("text", "")
+            if not isinstance(text, str):
+                raise malformed(self.kind, self.endpoint, f"content[{index}].text is {json_kind(text)}, not text")
+            texts.append(text)
+        return "".join(texts)
+
+    def _usage(self, usage: Any) -> Usage:
+        """A reply's token counts; missing or non-numeric counts are a malformed answer naming the field."""
+        if usage is None:
+            raise malformed(self.kind, self.endpoint, "usage is missing (null)")
+        counts = {}
+        for name in ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"):
+            value = getattr(usage, name, None) if not isinstance(usage, dict) else usage.get(name)
+            if value is None and name.startswith("cache_"):
+                value = 0
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise malformed(self.kind, self.endpoint, f"usage.{name} is {json_kind(value)}, not a count")
+            counts[name] = value
+        read, written = counts["cache_read_input_tokens"], counts["cache_creation_input_tokens"]
+        return Usage(  # the API's input_tokens leave out cached and cache-writing tokens
+            input_tokens=counts["input_tokens"] + read + written,
+            output_tokens=counts["output_tokens"],
+            cached_input_tokens=read,
+            cache_write_input_tokens=written,
+            calls=1,
         )
 
     async def aclose(self) -> None:

@@ -15,12 +15,14 @@ import os
 import time
 from typing import Any
 
-from judgesdk.core.errors import CapabilityError, PermanentError
+from judgesdk.core.errors import CapabilityError, PermanentError, ProviderError
 from judgesdk.provider.protocol import Capabilities, Choice, GenerateRequest, GenerateResponse, fold_prefill, runtime
 from judgesdk.provider.registry import ProviderOptions, ProviderSettings, ProviderSpec
+from judgesdk.provider.urls import redact_url
 
 from ._prompt_cache import PromptCachePlanner, cache_marked
-from ._sdk import PLACEHOLDER_KEY, chat_logprob_tokens, chat_usage, classify, field
+from ._sdk import PLACEHOLDER_KEY, answer_choices, chat_logprob_tokens, chat_usage, check_length, classify, field, own_endpoint, within
+from .litellm_decisions import LiteLLMDecisionsProvider
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # never fetch the price map at import
 
@@ -57,6 +59,33 @@ def routes_to_claude(model: str) -> bool:
     return backend == "anthropic" or (backend in ("bedrock", "vertex_ai") and "claude" in model.lower())
 
 
+# The vendors' own endpoints, as LiteLLM's routes default to them: passed explicitly when no base_url is configured,
+# so that OPENAI_BASE_URL / ANTHROPIC_API_BASE... never choose the host the vendor's key goes to.
+ROUTE_DEFAULTS = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com/v1/messages"}
+
+
+def route_default_base(model: str) -> str | None:
+    """The base URL to give LiteLLM for ``model`` when the config names none: the vendor's own for the openai and
+    anthropic routes; None for other routes, unless the environment holds a base URL for the route
+    (``<ROUTE>_API_BASE``, ``<ROUTE>_BASE_URL``), which LiteLLM would send the route's key to: refused."""
+    try:
+        route = litellm.get_llm_provider(model)[1]
+    except Exception:  # unknown provider prefix: LiteLLM says so on the first call
+        return None
+    if route in ROUTE_DEFAULTS:
+        return own_endpoint(None, ROUTE_DEFAULTS[route], route)
+    prefix = route.upper().replace("-", "_")
+    found = [name for name in (f"{prefix}_API_BASE", f"{prefix}_BASE_URL") if os.environ.get(name)]
+    if found:
+        raise PermanentError(
+            f"litellm: {found[0]} is set in the environment, and LiteLLM would send model {model!r} (and its route's key) "
+            "there, a host the config does not name: set base_url under [[providers]] to the host meant (it then gets only "
+            f"the key api_key_env names), or unset {found[0]}",
+            provider="litellm",
+        )
+    return None
+
+
 class LiteLLMProvider:
     kind = "litellm"
 
@@ -75,9 +104,9 @@ class LiteLLMProvider:
         if litellm is None:
             raise PermanentError("the litellm provider needs the 'litellm' extra: pip install 'judgesdk[litellm]'")
         self.model = model
-        self.endpoint = base_url or f"litellm:{model.split('/')[0]}"
+        self.endpoint = redact_url(base_url) if base_url else f"litellm:{model.split('/')[0]}"  # shown, keyed: no credentials
         self.capabilities = capabilities or detect_capabilities(model)
-        self._base_url = base_url
+        self._base_url = base_url or route_default_base(model)
         # LiteLLM falls back to the route's environment key (OPENAI_API_KEY...) when given none: at a custom
         # base_url that would send the vendor's key to another host, so only a key given here is sent there
         self._api_key = api_key or (PLACEHOLDER_KEY if base_url else None)
@@ -92,7 +121,9 @@ class LiteLLMProvider:
         params = self._params(request)
         started = time.perf_counter()
         try:
-            raw = await litellm.acompletion(**params)
+            raw = await within(self._timeout_s, litellm.acompletion(**params), self.kind)
+        except ProviderError:  # within's timeout: typed already
+            raise
         except Exception as exc:  # litellm maps backend errors to OpenAI-style exceptions with status_code
             if isinstance(exc, (TypeError, ValueError)) and getattr(exc, "status_code", None) is None:
                 raise PermanentError(f"{self.kind}: {exc}", provider=self.kind) from exc
@@ -100,11 +131,12 @@ class LiteLLMProvider:
         choices = [
             Choice(
                 text=field(field(c, "message"), "content") or "",
-                tokens=chat_logprob_tokens(field(c, "logprobs")) if request.top_logprobs else None,
+                tokens=chat_logprob_tokens(field(c, "logprobs"), self.kind, self.endpoint) if request.top_logprobs else None,
                 finish_reason=field(c, "finish_reason"),
             )
-            for c in field(raw, "choices") or []
+            for c in answer_choices(raw, self.kind)
         ]
+        check_length((c.text for c in choices), request, self.kind, self.endpoint)
         notes = []
         if request.top_logprobs and any(c.tokens is None for c in choices):
             notes.append(LOGPROBS_DROPPED)
@@ -160,6 +192,11 @@ class LiteLLMOptions(ProviderOptions):
 
 
 def _build(settings: ProviderSettings, options: LiteLLMOptions) -> LiteLLMProvider:
+    if settings.api in ("decisions", "systemone"):  # litellm.adecisions / litellm.asystemone (providers/litellm_decisions.py)
+        return LiteLLMDecisionsProvider(  # type: ignore[return-value]
+            settings.model, api=settings.api, base_url=settings.base_url, api_key=settings.api_key(), timeout_s=settings.timeout_s,
+            capabilities=settings.capabilities,
+        )  # fmt: skip
     return LiteLLMProvider(
         settings.model, base_url=settings.base_url, api_key=settings.api_key(), timeout_s=settings.timeout_s,
         capabilities=settings.capabilities, **options.model_dump(exclude_unset=True),
@@ -170,5 +207,7 @@ PROVIDER = ProviderSpec(
     kind=LiteLLMProvider.kind,
     options=LiteLLMOptions,
     build=_build,
-    capabilities=lambda settings: detect_capabilities(settings.model),
+    capabilities=lambda settings: (
+        Capabilities(decisions=True, max_questions=128) if settings.api in ("decisions", "systemone") else detect_capabilities(settings.model)
+    ),
 )

@@ -98,7 +98,8 @@ class LlamaCppProvider:
     bound the saved-state LRU (0 states: the live KV cache only); ``parallel_suffixes`` is how many label
     requests that differ only in a short suffix (e.g. an output's criteria with a shared-criteria template)
     are decoded together as parallel sequences (1, the default: one request at a time, which keeps scores
-    independent of the batching); ``track_unique_tokens`` makes
+    independent of the batching); ``op_offload=False`` keeps a CUDA build's CPU work on the CPU (llama.cpp
+    otherwise sends large matmuls to the GPU even with ``n_gpu_layers=0``); ``track_unique_tokens`` makes
     ``counters.unique_tokens`` count distinct token prefixes (benchmarks; it keeps a trie in memory)."""
 
     kind = "local"
@@ -115,6 +116,7 @@ class LlamaCppProvider:
         n_threads: int | None = None,
         n_threads_batch: int | None = None,
         n_batch: int = 512,
+        op_offload: bool | None = None,
         prefix_reuse: bool = True,
         prefix_states: int = 4,
         prefix_state_mb: float = 512.0,
@@ -127,8 +129,11 @@ class LlamaCppProvider:
         if not compat.available():
             raise PermanentError("the local provider needs the 'local' extra: pip install 'judgesdk[local]'", provider=self.kind)
         route_llama_log()  # before anything of llama.cpp's runs for this provider
+        compat.init_backends()  # here, not on the worker thread inside the first load (see init_backends)
         path = Path(model_path).expanduser()
         check_gguf(path, kind=self.kind)  # now, not at the first request: the model itself loads lazily
+        # on a GPU build, a first Llama on this thread before the worker thread loads the model (see open_vocabulary)
+        self._vocabulary: Any = compat.open_vocabulary(str(path)) if compat.gpu_build() else None
         if prefix_states < 0 or prefix_state_mb < 0:
             raise ConfigError(f"prefix_states ({prefix_states}) and prefix_state_mb ({prefix_state_mb}) must be >= 0")
         if parallel_suffixes < 1:
@@ -149,6 +154,9 @@ class LlamaCppProvider:
             "logits_all": False,
             "verbose": False,
         }
+        if op_offload is not None:  # llama.cpp's default (on) is left to llama.cpp: the kwargs stay those of every release
+            self._settings["op_offload"] = op_offload
+        self._device = _device_tag(self._settings["n_gpu_layers"], op_offload)
         states = PrefixStates(prefix_states if prefix_reuse else 0, int(prefix_state_mb * 2**20))
         self._cache = PrefixCache(reuse=prefix_reuse, states=states, track_unique_tokens=track_unique_tokens, kind=self.kind)
         self.parallel_suffixes = parallel_suffixes if prefix_reuse else 1  # batching shares a prefix: it is reuse
@@ -190,7 +198,15 @@ class LlamaCppProvider:
                 self._identity = file_identity(Path(self.endpoint))
             except OSError as exc:  # removed or made unreadable since the provider was built
                 raise PermanentError(f"cannot read the model file {self.endpoint}: {exc.strerror or exc}", provider=self.kind) from None
-        return self._identity
+        return self._identity + (f";{self._device}" if self._device else "")
+
+    @property
+    def device(self) -> str:
+        """Where the model computes when llama.cpp can offload to a GPU: ``gpu:n_gpu_layers=N,op_offload=...``
+        (part of cache keys and of each answer's provenance, since a GPU's numbers differ from the CPU's by up
+        to 0.003 on a 1-5 scale: benchmarks/README.md); "" on a CPU build, with no device visible, or with
+        ``n_gpu_layers=0`` and ``op_offload=False`` (pure CPU: keys stay those of a CPU build)."""
+        return self._device
 
     @classmethod
     def from_options(cls, *, model_name: str = EMBEDDED_MODEL, capabilities: Capabilities | None = None, **options: Any) -> LlamaCppProvider:
@@ -230,6 +246,9 @@ class LlamaCppProvider:
             self._model.close()
             self._model = None
             self._cache.detach()
+        if self._vocabulary is not None:
+            self._vocabulary.close()
+            self._vocabulary = None
 
     def reset_counters(self) -> None:
         """Start counting afresh (a benchmark's phases); the KV cache and saved states are kept."""
@@ -255,6 +274,8 @@ class LlamaCppProvider:
         """A response naming what answers: the model file's sha256 (hashed once, here on the worker, not on
         the event loop) and the llama-cpp-python that ran it."""
         provenance = {"model_sha256": self.model_sha256, "runtime": runtime("llama-cpp-python")}
+        if self._device:
+            provenance["device"] = self._device
         return GenerateResponse(provider=self.kind, model=self.model, provenance=provenance, **fields)
 
     def _generate(self, request: GenerateRequest, prompt: list[int] | None = None) -> GenerateResponse:
@@ -412,6 +433,13 @@ class LlamaCppProvider:
         return grammar
 
 
+def _device_tag(n_gpu_layers: int, op_offload: bool | None) -> str:
+    """:attr:`LlamaCppProvider.device` for these settings in this process."""
+    if not compat.supports_gpu_offload() or (n_gpu_layers == 0 and op_offload is False):
+        return ""
+    return f"gpu:n_gpu_layers={n_gpu_layers},op_offload={'off' if op_offload is False else 'on'}"
+
+
 def _settle(answer: asyncio.Future, response: GenerateResponse | None, error: BaseException | None) -> None:
     """Deliver one queued request's outcome (on the event loop; a request cancelled meanwhile is skipped)."""
     if answer.done():
@@ -432,6 +460,7 @@ class LocalOptions(ProviderOptions):
     n_threads: int | None = None  # None: every CPU
     n_threads_batch: int | None = None  # None: n_threads
     n_batch: int = Field(default=512, ge=16)  # tokens per decode (MIN_BATCH: room for the padding)
+    op_offload: bool | None = None  # a CUDA build sends large CPU matmuls to the GPU unless False (None: llama.cpp's default, on)
     prefix_reuse: bool = True  # keep the KV cache across requests
     prefix_states: int = Field(default=4, ge=0)  # saved prefix states (0: the live KV cache only)
     prefix_state_mb: float = Field(default=512.0, ge=0)  # their memory bound

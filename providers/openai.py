@@ -12,7 +12,9 @@ from __future__ import annotations
 import time
 from typing import Any, Literal
 
-from judgesdk.core.errors import AuthError, CapabilityError, PermanentError, TransientError
+from pydantic import Field
+
+from judgesdk.core.errors import AuthError, CapabilityError, ConfigError, PermanentError, TransientError
 from judgesdk.provider.protocol import (
     Capabilities,
     Choice,
@@ -25,8 +27,23 @@ from judgesdk.provider.protocol import (
     runtime,
 )
 from judgesdk.provider.registry import ProviderOptions, ProviderSettings, ProviderSpec
+from judgesdk.provider.urls import redact_url
 
-from ._sdk import PLACEHOLDER_KEY, chat_logprob_tokens, chat_usage, classify, field, is_default_host, key_for_host
+from ._sdk import (
+    PLACEHOLDER_KEY,
+    answer_choices,
+    chat_logprob_tokens,
+    chat_usage,
+    check_length,
+    classify,
+    field,
+    is_default_host,
+    key_for_host,
+    no_redirects,
+    own_endpoint,
+    within,
+)
+from .openai_decisions import OpenAIDecisionsProvider
 
 try:
     import httpx
@@ -38,6 +55,8 @@ CHAT_PATH = "/chat/completions"
 
 
 def default_capabilities(api: str) -> Capabilities:
+    if api == "decisions":
+        return Capabilities(decisions=True, max_questions=400)  # OpenAI Decisions: 1-400 questions a call
     return Capabilities(
         logprobs=True,
         max_top_logprobs=20 if api == "chat" else 5,
@@ -59,6 +78,7 @@ class OpenAIProvider:
         api: Literal["chat", "completions"] = "chat",
         timeout_s: float = 60.0,
         capabilities: Capabilities | None = None,
+        model_sha256: str | None = None,
     ) -> None:
         if openai is None:
             raise PermanentError("the openai provider needs the 'openai' extra: pip install 'judgesdk[openai]'")
@@ -68,11 +88,20 @@ class OpenAIProvider:
             raise AuthError("the openai provider needs OPENAI_API_KEY (or api_key=...) for api.openai.com", provider=self.kind)
         self.model = model
         self.api = api
-        self.endpoint = base_url or "https://api.openai.com/v1"
+        target = own_endpoint(base_url, "https://api.openai.com/v1", "openai")  # never OPENAI_BASE_URL
+        self.endpoint = redact_url(target)  # shown, keyed: no credentials
+        self.timeout_s = timeout_s
         self.capabilities = capabilities or default_capabilities(api)
+        self.model_sha256 = model_sha256.lower() if model_sha256 else None  # the served file, as the config names it
         self._client = openai.AsyncOpenAI(
-            api_key=key or PLACEHOLDER_KEY, base_url=base_url, timeout=timeout_s, max_retries=0
-        )
+            api_key=key or PLACEHOLDER_KEY, base_url=target, timeout=timeout_s, max_retries=0,
+            http_client=no_redirects(openai.DefaultAsyncHttpxClient, timeout_s),
+        )  # fmt: skip
+
+    @property
+    def identity(self) -> str:
+        """The served model file's sha256 where the config names it (part of cache keys), else ""."""
+        return f"sha256:{self.model_sha256}" if self.model_sha256 else ""
 
     @property
     def client(self) -> Any:
@@ -86,11 +115,11 @@ class OpenAIProvider:
         started = time.perf_counter()
         try:
             if request.continuation is not None:
-                response = await self._loglikelihood(request)
+                response = await within(self.timeout_s, self._loglikelihood(request), self.kind)
             elif self.api == "chat":
-                response = await self._chat(request)
+                response = await within(self.timeout_s, self._chat(request), self.kind)
             else:
-                response = await self._completion(request)
+                response = await within(self.timeout_s, self._completion(request), self.kind)
         except openai.APIError as exc:
             raise classify(exc, self.kind) from exc
         response.latency_s = time.perf_counter() - started
@@ -133,11 +162,12 @@ class OpenAIProvider:
         choices = [
             Choice(
                 text=field(field(c, "message"), "content") or "",
-                tokens=chat_logprob_tokens(field(c, "logprobs")) if request.top_logprobs else None,
+                tokens=chat_logprob_tokens(field(c, "logprobs"), self.kind, self.endpoint) if request.top_logprobs else None,
                 finish_reason=field(c, "finish_reason"),
             )
-            for c in field(completion, "choices") or []
+            for c in answer_choices(completion, self.kind)
         ]
+        check_length((c.text for c in choices), request, self.kind, self.endpoint)
         return self._response(choices, field(completion, "usage"), answered_by=completion)
 
     async def _chat(self, request: GenerateRequest) -> GenerateResponse:
@@ -168,8 +198,9 @@ class OpenAIProvider:
                 tokens=_completion_tokens(c.logprobs) if request.top_logprobs else None,
                 finish_reason=c.finish_reason,
             )
-            for c in raw.choices
+            for c in answer_choices(raw, self.kind, part=None)
         ]
+        check_length((c.text for c in choices), request, self.kind, self.endpoint)
         return self._response(choices, raw.usage, answered_by=raw)
 
     async def _loglikelihood(self, request: GenerateRequest) -> GenerateResponse:
@@ -197,6 +228,8 @@ class OpenAIProvider:
         """``answered_by``: the completion object (or its JSON), whose ``model`` and ``system_fingerprint``
         name what answered (a dated snapshot behind an alias, a server's build)."""
         provenance = {"runtime": runtime("openai")}
+        if self.model_sha256:
+            provenance["model_sha256"] = self.model_sha256
         for key in ("model", "system_fingerprint"):
             value = field(answered_by, key) if answered_by is not None else None
             if isinstance(value, str) and value:
@@ -246,14 +279,24 @@ def _echo_offsets(tokens: list[str], text_offset: list[int] | None, generated: A
 
 
 class OpenAIOptions(ProviderOptions):
-    """None: ``model``, ``base_url``, ``api``, ``api_key_env``, ``timeout_s`` and ``capabilities`` are set
-    directly under ``[[providers]]``."""
+    """``model``, ``base_url``, ``api``, ``api_key_env``, ``timeout_s`` and ``capabilities`` are set directly under
+    ``[[providers]]``. ``model_sha256``: the sha256 of the model file a self-hosted server (llama.cpp, vLLM) serves.
+    A name and a URL say nothing about which weights answer, so a fit made for a file (the fused judge's) applies
+    through a server only when the config names that file; it is also in cache keys and each answer's provenance."""
+
+    model_sha256: str | None = Field(default=None, pattern=r"^[0-9a-fA-F]{64}$")
 
 
 def _build(settings: ProviderSettings, options: OpenAIOptions) -> OpenAIProvider:
+    if settings.api == "decisions":  # POST /v1/decisions (providers/openai_decisions.py)
+        return OpenAIDecisionsProvider(  # type: ignore[return-value]
+            settings.model, base_url=settings.base_url, api_key=settings.api_key(), timeout_s=settings.timeout_s, capabilities=settings.capabilities
+        )
+    if settings.api == "systemone":
+        raise ConfigError("api = 'systemone' is not an OpenAI API: use kind = 'systemone' (any System One server) or kind = 'litellm'")
     return OpenAIProvider(
         settings.model, base_url=settings.base_url, api_key=settings.api_key(), api=settings.api,
-        timeout_s=settings.timeout_s, capabilities=settings.capabilities,
+        timeout_s=settings.timeout_s, capabilities=settings.capabilities, model_sha256=options.model_sha256,
     )  # fmt: skip
 
 

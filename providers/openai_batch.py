@@ -14,7 +14,7 @@ import json
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
-from judgesdk.core.errors import CapabilityError, InputError
+from judgesdk.core.errors import CapabilityError, InputError, MalformedAnswerError
 from judgesdk.provider.layers.batch import BatchResult, BatchStatus
 from judgesdk.provider.protocol import GenerateRequest, GenerateResponse
 
@@ -88,7 +88,10 @@ class OpenAIBatchBackend:
         request = requests.get(custom_id)
         if request is None:
             return BatchResult(custom_id=custom_id)
-        return BatchResult(custom_id=custom_id, response=self.response(response["body"], request, batch_id))
+        try:
+            return BatchResult(custom_id=custom_id, response=self.response(response["body"], request, batch_id))
+        except MalformedAnswerError as exc:  # an error body sent with 200: this request failed, the batch goes on
+            return BatchResult(custom_id=custom_id, error=str(exc))
 
     def response(self, body: dict[str, Any], request: GenerateRequest, batch_id: str) -> GenerateResponse:
         """The :class:`GenerateResponse` the live adapter builds from the same chat completion (its :meth:`chat_response`)."""

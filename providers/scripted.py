@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pydantic import BaseModel
 
 from judgesdk.core.errors import InputError
+from judgesdk.provider.decisions import DecisionAnswer
 from judgesdk.provider.protocol import (
     Capabilities,
     Choice,
@@ -33,6 +34,7 @@ class ScriptedReply(BaseModel):
     text: str | None = None  # None: derived from label_probs (the most likely label)
     label_probs: dict[str, float] | None = None
     continuation_logprobs: list[float] | None = None  # one per token of a scored continuation
+    decisions: list[DecisionAnswer] | None = None  # the answers to a decision request (capabilities DECISIONS)
 
 
 Rule = Callable[[GenerateRequest], "str | ScriptedReply"]
@@ -40,6 +42,9 @@ Rule = Callable[[GenerateRequest], "str | ScriptedReply"]
 FULL = Capabilities(
     logprobs=True, max_top_logprobs=20, multiple_samples=True, seed=True, exact_labels=True, loglikelihood=True, prefill=True
 )
+
+
+DECISIONS = Capabilities(decisions=True, max_questions=400)  # answers decision requests only, as a decision API does
 
 
 class ScriptedProvider:
@@ -71,13 +76,14 @@ class ScriptedProvider:
         reply = self._rule(request)
         if isinstance(reply, str):
             reply = ScriptedReply(text=reply)
-        prompt = as_text(request.messages)
+        prompt = as_text(request.messages) if request.decision is None else request.decision.as_text()
         rng = random.Random(f"{request.seed}:{request.sample_index}:{prompt}")
-        choices = [self._choice(reply, request, rng) for _ in range(request.n)]
+        choices = [self._choice(reply, request, rng) for _ in range(request.n)] if request.decision is None else []
         return GenerateResponse(
             choices=choices,
             label_logprobs=_label_logprobs(reply, request) if request.labels else None,
             continuation_tokens=_continuation(reply, request) if request.continuation is not None else None,
+            decisions=list(reply.decisions or []) if request.decision is not None else None,
             usage=Usage(input_tokens=len(prompt.split()), output_tokens=sum(len(c.text.split()) for c in choices), calls=1),
             latency_s=time.perf_counter() - started,
             provider=self.kind,
@@ -110,7 +116,7 @@ def _as_rule(script: object) -> Rule:
         table = dict(script)
 
         def by_substring(request: GenerateRequest) -> str | ScriptedReply:
-            prompt = as_text(request.messages)
+            prompt = as_text(request.messages) if request.decision is None else request.decision.as_text()
             for key, reply in table.items():
                 if key in prompt:
                     return reply

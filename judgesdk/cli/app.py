@@ -1,5 +1,5 @@
 """``judgesdk`` command line: ``score``, ``compare``, ``rank``, ``bench``, ``meta-eval``, ``gate``,
-``calibrate``, ``cache``, ``card``, ``diff``, ``view``.
+``calibrate``, ``cache``, ``card``, ``diff``, ``view``, ``serve``.
 
 Exit codes: one table, :class:`judgesdk.core.exits.ExitCode` (0 done, 1 a gate failed or ``diff`` found a change,
 2 some items could not be judged or a gate is inconclusive, 3 usage or configuration error, 130 interrupted with
@@ -9,7 +9,7 @@ This module is the entry point (:func:`main`): it assembles the parser, turns in
 into exit code 3, sets up ``-v``, and holds the two small commands, ``bench`` and ``cache``. The others
 live with their kin and register themselves: ``score`` (:mod:`judgesdk.cli.score`), ``compare`` and
 ``rank`` (:mod:`judgesdk.cli.compare`), ``meta-eval`` (:mod:`judgesdk.cli.meta_eval`), ``gate``,
-``label-slice`` and ``calibrate`` (:mod:`judgesdk.cli.gate`), ``card`` (:mod:`judgesdk.cli.card`), ``diff`` (:mod:`judgesdk.cli.diff`), ``view`` (:mod:`judgesdk.cli.view`). Each command imports what it runs only when
+``label-slice`` and ``calibrate`` (:mod:`judgesdk.cli.gate`), ``card`` (:mod:`judgesdk.cli.card`), ``diff`` (:mod:`judgesdk.cli.diff`), ``view`` (:mod:`judgesdk.cli.view`), ``serve`` (:mod:`judgesdk.cli.serve`). Each command imports what it runs only when
 it runs, so that ``judgesdk --help`` starts quickly.
 """
 
@@ -39,21 +39,75 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not hasattr(args, "func"):
         parser.print_help()
         return ExitCode.USAGE
-    with _verbose_logging(args.verbose):
+    with _verbose_logging(args.verbose), _reader_may_leave() as stdout:
         try:
-            return int(args.func(args))
+            code = int(args.func(args))
+            stdout.flush()  # here, not at interpreter exit, where a closed pipe would turn the code into 120
+            return code
         except (InputError, ConfigError) as exc:
             print(f"judgesdk: {exc}", file=sys.stderr)
             return ExitCode.USAGE
-        except BrokenPipeError:  # e.g. piped into `head`: stop quietly
-            sys.stderr.close()
-            return ExitCode.OK
         except Interrupted as exc:  # Ctrl-C in a judging run (judgesdk.judging.runner): what was kept, in one line
             print(f"judgesdk: {exc}", file=sys.stderr)
             return ExitCode.INTERRUPTED
         except KeyboardInterrupt:  # Ctrl-C outside a judging run: one line, no traceback
             print("judgesdk: interrupted", file=sys.stderr)
             return ExitCode.INTERRUPTED
+
+
+class _ReaderMayLeave:
+    """``sys.stdout`` for one command, whose reader may stop reading (``judgesdk gate ... | head -1``).
+
+    A closed pipe must not change the verdict: a failing gate piped into ``head`` exits 1 under ``pipefail``,
+    as it does unpiped, and a passing one 0. So the first write that finds the pipe closed points the
+    process's stdout at ``/dev/null`` (the output the reader no longer wants is dropped, quietly) and the
+    command goes on to its own exit code, instead of ending on a ``BrokenPipeError`` with whatever code the
+    handler chose. Everything but ``write`` and ``flush`` is the stream's own."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+        self.reader_left = False
+
+    def write(self, text: str) -> int:
+        if not self.reader_left:
+            try:
+                return int(self._stream.write(text))
+            except BrokenPipeError:
+                self._drop_the_rest()
+        return len(text)
+
+    def flush(self) -> None:
+        if not self.reader_left:
+            try:
+                self._stream.flush()
+            except BrokenPipeError:
+                self._drop_the_rest()
+
+    def _drop_the_rest(self) -> None:
+        self.reader_left = True
+        try:  # what the stream still buffers is written to /dev/null when it is flushed, at exit at the latest
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            try:
+                os.dup2(devnull, self._stream.fileno())
+            finally:
+                os.close(devnull)
+        except (AttributeError, OSError, ValueError):  # not a file (a caller's or a test's stand-in): nothing to drop
+            pass
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+@contextmanager
+def _reader_may_leave() -> Iterator[_ReaderMayLeave]:
+    stream = sys.stdout
+    guarded = _ReaderMayLeave(stream)
+    sys.stdout = guarded  # type: ignore[assignment]
+    try:
+        yield guarded
+    finally:
+        if sys.stdout is guarded:
+            sys.stdout = stream
 
 
 VERBOSE_HELP = "log judgesdk's debug messages, and llama.cpp's own log, to stderr"
@@ -137,6 +191,9 @@ def build_parser() -> argparse.ArgumentParser:
     from judgesdk.cli.view import register as register_view  # judgesdk view (judgesdk.view)
 
     register_view(commands)
+    from judgesdk.cli.serve import register as register_serve  # judgesdk serve (judgesdk.serve)
+
+    register_serve(commands)
     _accept_verbose(parser)
     return parser
 

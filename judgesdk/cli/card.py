@@ -432,10 +432,8 @@ def run_card(args: argparse.Namespace, *, adapters: Sequence[Any] | None = None)
             runs[crit.name] = (judged, time.perf_counter() - started)
             print(f"judgesdk card: {crit.name}: judged {judged} now, {len(items) - judged} from earlier runs ({path})", file=sys.stderr)
     else:
-        for path in paths.values():
-            if path.is_dir():
-                raise InputError(f"--results {path} is a folder: give the path of a results file (judgesdk score -o / judgesdk card -o)")
-            if not path.is_file():
+        for path in paths.values():  # a file, or the folder `score --engine ray -o` writes (read by judgesdk.records.read_results)
+            if not path.is_file() and not path.is_dir():
                 raise InputError(f"--results: {path} does not exist" + (" (with several criteria, each has RESULTS.<criterion>.jsonl)" if several else ""))
     selected = {(r.doc_id, r.system_id) for r in view}
     sections = [

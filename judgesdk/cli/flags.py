@@ -25,7 +25,7 @@ def add_judge_flags(p: Any, template_help: str) -> None:
     p.add_argument("--provider", metavar="KIND", help=f"use one provider instead of the config's chain: {', '.join(provider_kinds())}")
     p.add_argument("--model")
     p.add_argument("--base-url")
-    p.add_argument("--api", choices=["chat", "completions"])
+    p.add_argument("--api", choices=["chat", "completions", "decisions", "systemone"])
     p.add_argument("--template", help=template_help)
     p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                    help="a method option (JSON value or text), e.g. rungs=3, k=4, normalization=ratio; repeatable")
@@ -44,6 +44,12 @@ def config_mapping(args: argparse.Namespace) -> dict[str, Any]:
     from judgesdk.judging.judge_config import load_config
 
     config = load_config(args.config).model_dump()
+    stray = [flag for flag, value in (("--model", args.model), ("--base-url", args.base_url), ("--api", args.api)) if value]
+    if stray and not args.provider:
+        raise InputError(
+            f"{' and '.join(stray)} {'goes' if len(stray) == 1 else 'go'} with --provider KIND (the one provider judging instead of "
+            "the config's chain): add --provider, or set model and base_url under [[providers]] in --config"
+        )
     if args.provider:
         provider = {"kind": args.provider, "model": args.model, "base_url": args.base_url}
         if args.api:

@@ -131,6 +131,11 @@ def _add_calibrate(subparsers: Any) -> None:
         "signals come from --config's local model; writes a fit to use as method_options.fused_model",
     )  # fmt: skip
     p.add_argument("--scale", help="with --fused: LOW,HIGH of the human scale (default: the labels' range)")
+    p.add_argument(
+        "--domain", choices=["news", "dialogue", "story"], default="news",
+        help="with --fused: the task's signal prompts (news: summaries of a source; dialogue: responses with a grounding "
+        "fact in 'context'; story: stories after a writing prompt)",
+    )  # fmt: skip
     p.add_argument("--human", type=Path, required=True, help="human labels JSONL: doc_id/system_id or id, and scores.<dimension> or <dimension>")
     p.add_argument("--dimension", required=True, help="the human dimension to map onto, e.g. coherence")
     p.add_argument("--criterion", help="the judge criterion to take scores of (needed when the results hold several)")
@@ -231,7 +236,7 @@ def _run_fused_refit(args: argparse.Namespace) -> int:
     check_output(Path(output), "-o", "fused.json")  # before the model runs: a bad path must not cost the refit
     with Judge.from_config(args.config) as judge:  # its first provider's whole stack: signals go through the cache
         provider = judge.provider(0)
-        done = judge.run(refit(provider, args.human, args.dimension, scale=scale, min_items=args.min_items, seed=args.seed))
+        done = judge.run(refit(provider, args.human, args.dimension, scale=scale, min_items=args.min_items, seed=args.seed, domain=args.domain))
     fused_model.save(done.fitted, output)
     for model in done.fitted.criteria[args.dimension]:
         print(f"fused ({model.variant}): cross-validated {model.cv} using {model.choice}")

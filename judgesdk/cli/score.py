@@ -76,7 +76,7 @@ def run_score(args: argparse.Namespace) -> int:
         from judgesdk.cli.ray_engine import run_on_ray
 
         return ExitCode.OK if run_on_ray(args, items, criterion, load_config(config_mapping(args))).complete else ExitCode.INCOMPLETE
-    _check_results_path(args.output)
+    _check_results_path(args.output, args.input)
     config = load_config(config_mapping(args))
     ask = _jury_ask(args, config, criterion) if config.jury is not None else ask_for(config, criterion)
     if args.estimate:
@@ -143,10 +143,13 @@ def _jury_ask(args: argparse.Namespace, config: Any, criterion: Any) -> Any:
     return jury_ask(config, criterion)
 
 
-def _check_results_path(path: Path | None) -> None:
-    """``-o`` names a results file that can be read back (to resume) and appended to."""
+def _check_results_path(path: Path | None, source: Path) -> None:
+    """``-o`` names a results file that can be read back (to resume) and appended to, and is not the input (the
+    ledger refuses any file whose rows are not results: :class:`judgesdk.records.Ledger`)."""
     if path is None:
         return
+    if path.exists() and source.exists() and path.samefile(source):
+        raise InputError(f"-o {path} is the input file: results would be appended to the items; give -o another file, e.g. -o {path.with_suffix('.results.jsonl')}")
     if path.is_dir():
         raise InputError(f"-o {path} is a directory: give the path of a results file, e.g. -o {path / 'results.jsonl'}")
     if not path.parent.is_dir():
@@ -187,8 +190,10 @@ def _methods_line(results: list[JudgeResult]) -> str:
 def _summary(results: list[JudgeResult], skipped: int, unscored: int = 0, work: Sequence[tuple[str, str]] = ()) -> None:
     from rich.table import Table
 
+    from judgesdk.scorers.auto import summary_rows as auto_summary_rows
+
     scores = [r.score for r in results if r.score is not None]
-    statuses = {status: sum(r.status == status for r in results) for status in ("ok", "low_coverage", "unparsed", "error")}
+    statuses = {status: sum(r.status == status for r in results) for status in ("ok", "low_coverage", "unparsed", "refused", "missing", "error")}
     table = Table(title="judgesdk score", show_header=False)
     rows = [
         ("items judged", str(len(results))),
@@ -199,6 +204,7 @@ def _summary(results: list[JudgeResult], skipped: int, unscored: int = 0, work: 
         ("methods", _methods_line(results)),
         ("providers", ", ".join(sorted({f"{r.provider}/{r.model}" for r in results if r.provider}))),
         ("served from cache", str(sum(r.cached for r in results))),
+        *auto_summary_rows(results),
         *work,
     ]
     for name, value in rows:

@@ -6,6 +6,8 @@ Provider errors are classified once, here, so that one retry policy serves every
 
 from __future__ import annotations
 
+import math
+
 
 class JudgeSDKError(Exception):
     """Base of every error judgesdk raises on purpose."""
@@ -17,6 +19,16 @@ class InputError(JudgeSDKError):
     Not a ValueError on purpose: pydantic would wrap a ValueError raised in a validator into a
     ValidationError, and callers should see this type, whichever layer found the problem.
     """
+
+
+class MissingItemField(InputError):
+    """An item lacks a field its method's prompt shows (``source``, ``reference``, ``context``): the fault of that
+    item, not of the run, so a judge makes it that item's ``error`` result, naming the item and the field, and
+    judges the others (issue 28). ``fields`` are the missing fields."""
+
+    def __init__(self, message: str, *, fields: tuple[str, ...] | list[str] = ("source",)) -> None:
+        super().__init__(message)
+        self.fields = tuple(fields)
 
 
 class MissingDependencyError(JudgeSDKError, ImportError):
@@ -51,6 +63,14 @@ class ProviderTimeoutError(TransientError):
     ``TimeoutException``, LiteLLM's ``Timeout``, ``asyncio.TimeoutError``). Retried like any transient
     failure; the overload guard (:mod:`judgesdk.provider.layers.breaker`) also reads it as a server too slow for the load
     and sends fewer requests at once. ``status`` is None: no server answered."""
+
+
+class MalformedAnswerError(TransientError):
+    """The backend answered (HTTP 200) with something that is not an answer: an error object in the body, no
+    choices, fields of the wrong shape, log-probabilities that are NaN or above 0. Retried like any transient
+    failure (a proxy's hiccup, a server mid-restart) and never cached; if it persists, the item is an
+    ``error`` row naming what was wrong (:mod:`judgesdk.provider.layers.answers`), never ``unparsed`` and
+    never a score."""
 
 
 class RateLimitError(TransientError):
@@ -96,36 +116,79 @@ class BudgetExceededError(JudgeSDKError):
     """A configured token or cost budget was reached; finished results are kept."""
 
 
+def stray(exc: BaseException) -> bool:
+    """Whether ``exc``, raised while one item was judged, is that item's failure rather than a request to stop.
+
+    ``SystemExit``, ``GeneratorExit`` and ``KeyboardInterrupt`` are no :class:`Exception`, so a ``except Exception``
+    lets them through; raised inside an event loop's task, the first two end the loop's thread (a judge's run then
+    waits forever) or reach the user as a traceback. Raised by code judging an item (a provider, a scorer) they are
+    that item's failure: ``SystemExit`` and ``GeneratorExit`` always; ``KeyboardInterrupt`` off the main thread (a
+    real Ctrl-C is delivered to the main thread); a ``CancelledError`` when the task it ends is not being cancelled
+    (Python 3.11+ can tell; before, every cancellation is taken as real)."""
+    if isinstance(exc, (SystemExit, GeneratorExit)):
+        return True
+    if isinstance(exc, KeyboardInterrupt):
+        import threading
+
+        return threading.current_thread() is not threading.main_thread()
+    import asyncio
+
+    if isinstance(exc, asyncio.CancelledError):
+        try:
+            task = asyncio.current_task()
+        except RuntimeError:  # no running loop
+            return False
+        cancelling = getattr(task, "cancelling", None)
+        return task is not None and cancelling is not None and cancelling() == 0
+    return False
+
+
+def stray_message(exc: BaseException) -> str:
+    """What a :func:`stray` exception is called in the item's error: its type, and its text where it has one."""
+    text = str(exc)
+    return f"{type(exc).__name__}{f' ({text})' if text else ''} was raised while judging this item: it ended this item only"
+
+
 _QUOTA_MARKERS = ("insufficient_quota", "quota", "billing", "credit balance")
 
 
 def parse_retry_after(headers: object) -> float | None:
-    """Seconds to wait from ``retry-after-ms`` / ``Retry-After`` (seconds or an HTTP date), if sent."""
+    """Seconds to wait from ``retry-after-ms`` / ``Retry-After`` (seconds or an HTTP date), if sent. A value
+    that is no finite number (``inf``, ``nan``) is no wait a client can honour: None, as if not sent (the retry
+    policy's own back-off applies, and every wait stays under its ``max_wait_s``)."""
     if headers is None:
         return None
     get = getattr(headers, "get", None)
     if get is None:
         return None
-    millis = get("retry-after-ms")
-    if millis:
-        try:
-            return max(float(millis) / 1000.0, 0.0)
-        except ValueError:
-            pass
+    millis = _finite(get("retry-after-ms"))
+    if millis is not None:
+        return max(millis / 1000.0, 0.0)
     value = get("retry-after")
     if not value:
         return None
-    try:
-        return max(float(value), 0.0)
-    except ValueError:
-        from datetime import datetime, timezone
-        from email.utils import parsedate_to_datetime
+    seconds = _finite(value)
+    if seconds is not None:
+        return max(seconds, 0.0)
+    from datetime import datetime, timezone
+    from email.utils import parsedate_to_datetime
 
-        try:
-            when = parsedate_to_datetime(value)
-        except (TypeError, ValueError):
-            return None
+    try:
+        when = parsedate_to_datetime(value)
         return max((when - datetime.now(timezone.utc)).total_seconds(), 0.0)
+    except (TypeError, ValueError, OverflowError):
+        return None
+
+
+def _finite(value: object) -> float | None:
+    """``value`` (a header's text) as a finite number, or None."""
+    if not value:
+        return None
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None
 
 
 def error_from_status(

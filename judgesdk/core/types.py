@@ -115,7 +115,9 @@ def as_criteria(criterion: CriterionSpec) -> tuple[Criterion, ...]:
     raise InputError(f"criterion must be a Criterion or a non-empty name, got {criterion!r}")  # as as_criterion says it
 
 
-DistributionMethod = Literal["exact", "logprobs", "sampling", "parsed"]
+# decision: the probabilities a decision API answered (judgesdk.provider.decisions); predictive: the fused judge's
+# predictive distribution over the scale's levels (judgesdk.fused.levels)
+DistributionMethod = Literal["exact", "logprobs", "sampling", "parsed", "decision", "predictive"]
 
 
 class LabelDistribution(BaseModel):
@@ -165,7 +167,9 @@ class LabelDistribution(BaseModel):
         return dict(zip(self.scale.labels, self.probs))
 
 
-ResultStatus = Literal["ok", "unparsed", "low_coverage", "error"]
+# refused: a decision server declined the question; missing: its response had no answer for it. Neither has a
+# score (never a 0), as unparsed and error have none.
+ResultStatus = Literal["ok", "unparsed", "low_coverage", "refused", "missing", "error"]
 
 
 class JudgeResult(BaseModel):

@@ -17,7 +17,7 @@ import diskcache
 from pydantic import BaseModel
 
 from judgesdk.core.errors import InputError
-from judgesdk.provider.layers.cache import open_cache
+from judgesdk.provider.layers.cache import CACHE_IO_ERRORS, damaged, open_cache
 
 
 class MergeReport(BaseModel):
@@ -44,18 +44,31 @@ def merge_caches(destination: str | Path, sources: Sequence[str | Path]) -> Merg
     report = MergeReport(destination=str(destination), sources=[str(f) for f in folders])
     with open_cache(destination) as target:
         for folder in folders:
-            with diskcache.Cache(str(folder)) as source:
-                for key in source.iterkeys():
-                    value, expire_time, tag = source.get(key, expire_time=True, tag=True)
-                    if value is None:  # expired since it was listed
-                        report.expired += 1
-                    elif key in target:
-                        report.already_there += 1
-                    else:
-                        left = None if expire_time is None else expire_time - time.time()
-                        if left is not None and left <= 0:
-                            report.expired += 1
-                            continue
-                        target.set(key, value, expire=left, tag=tag)
-                        report.added += 1
+            try:
+                _copy_entries(folder, target, report)
+            except CACHE_IO_ERRORS as exc:
+                if damaged(exc):
+                    raise InputError(
+                        f"cache merge: the cache in {folder} is damaged ({exc}): move it aside (or delete it) and merge the others; "
+                        f"entries merged before it stay in {destination}"
+                    ) from None
+                raise InputError(f"cache merge: copying {folder} into {destination} failed ({exc}): free space and run it again") from None
     return report
+
+
+def _copy_entries(folder: Path, target: diskcache.Cache, report: MergeReport) -> None:
+    """Every live entry of the cache in ``folder`` into ``target``, counted in ``report``."""
+    with diskcache.Cache(str(folder)) as source:
+        for key in source.iterkeys():
+            value, expire_time, tag = source.get(key, expire_time=True, tag=True)
+            if value is None:  # expired since it was listed
+                report.expired += 1
+            elif key in target:
+                report.already_there += 1
+            else:
+                left = None if expire_time is None else expire_time - time.time()
+                if left is not None and left <= 0:
+                    report.expired += 1
+                    continue
+                target.set(key, value, expire=left, tag=tag)
+                report.added += 1

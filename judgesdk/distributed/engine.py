@@ -154,12 +154,15 @@ def _items(ray: Any, data: Any, done: set[str]) -> tuple[Any, list[str]]:
 
 
 def _start_limiters(limits: Sequence[RateLimitConfig | None]) -> list[Any]:
-    return [start_limiter(limit) if limit is not None and (limit.requests_per_minute or limit.tokens_per_minute) else None for limit in limits]
+    """One :class:`~judgesdk.distributed.limiter.SharedLimiter` actor per provider with a ``rate_limit``: its
+    ``max_concurrency``, RPM and TPM are the account's, enforced over all actors together."""
+    return [start_limiter(limit) if limit is not None else None for limit in limits]
 
 
 def _without_buckets(config: JudgeConfig) -> JudgeConfig:
-    """The config each actor builds from: its providers' RPM/TPM left to the shared limiters (in-flight caps
-    and client pools stay per actor). Rate limits are not part of the question asked, so rows are unchanged."""
+    """The config each actor builds from: its providers' RPM/TPM left to the shared limiters, which also hold the
+    account-wide in-flight cap (an actor's own ``max_concurrency`` stays, never the bound that binds, and sizes its
+    pool of clients). Rate limits are not part of the question asked, so rows are unchanged."""
     providers = [
         p.model_copy(update={"rate_limit": p.rate_limit.model_copy(update={"requests_per_minute": None, "tokens_per_minute": None})})
         if p.rate_limit is not None else p

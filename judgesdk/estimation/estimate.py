@@ -1,7 +1,10 @@
 """Ask a provider for a label distribution over a scale, with the best method its capabilities allow.
 
-Method order is exact > logprobs > sampling (002's Logprob vs Approximation), unless the caller fixes
-one; ``parsed`` (002's Direct) is used only when asked for. Every estimate records the method used and
+Method order is exact > decision > logprobs > sampling (002's Logprob vs Approximation), unless the caller
+fixes one; ``parsed`` (002's Direct) is used only when asked for. ``decision`` is a provider that answers typed
+decision questions with its own distribution (:mod:`judgesdk.provider.decisions`): it is asked about the item
+and criterion, not a prompt, so the scorers run it (:mod:`judgesdk.scorers.decision`), and :func:`estimate`
+itself refuses it. Every estimate records the method used and
 why, including each fallback (labels below the coverage floor, logprobs dropped by the backend).
 
 Generated answers (``parsed``, ``sampling``) can be constrained to an :class:`~judgesdk.estimation.grammars.AnswerFormat`
@@ -14,7 +17,7 @@ from __future__ import annotations
 import asyncio
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from judgesdk.core.errors import CapabilityError
 from judgesdk.core.types import LabelDistribution, ResultStatus, Scale
@@ -23,11 +26,13 @@ from judgesdk.estimation.grammars import AnswerFormat, FormatUse, repair
 from judgesdk.estimation.parsing import parse_score
 from judgesdk.provider.protocol import Capabilities, GenerateRequest, GenerateResponse, Message, Provider, Usage
 
-Method = Literal["auto", "exact", "logprobs", "sampling", "parsed"]
+Method = Literal["auto", "exact", "decision", "logprobs", "sampling", "parsed"]
 
 
 class EstimationSettings(BaseModel):
     """How distributions are estimated. Sampling defaults follow 002's Approximation (n=20, T=1.0)."""
+
+    model_config = ConfigDict(extra="forbid")  # a typo is refused, not a default silently kept
 
     method: Method = "auto"
     samples: int = Field(default=20, ge=1)
@@ -65,10 +70,12 @@ def choose_method(capabilities: Capabilities, wanted: Method) -> tuple[str, str]
     if wanted == "auto":
         if capabilities.exact_labels:
             return "exact", "provider scores labels exactly over the full vocabulary"
+        if capabilities.decisions:
+            return "decision", "provider answers typed decision questions with its own distribution over the levels"
         if capabilities.logprobs:
             return "logprobs", "provider returns top-k logprobs"
         return "sampling", "provider returns no logprobs"
-    needed = {"exact": capabilities.exact_labels, "logprobs": capabilities.logprobs}.get(wanted, True)
+    needed = {"exact": capabilities.exact_labels, "logprobs": capabilities.logprobs, "decision": capabilities.decisions}.get(wanted, True)
     if not needed:
         raise CapabilityError(f"method {wanted!r} is not offered by this provider ({capabilities.model_dump()})")
     return wanted, "fixed by the caller"
@@ -136,6 +143,11 @@ async def estimate(
     follow ``answer_format`` when given (module docstring)."""
     settings = settings or EstimationSettings()
     method, reason = choose_method(provider.capabilities, settings.method)
+    if method == "decision":
+        raise CapabilityError(
+            f"{provider.kind}/{provider.model} answers typed decision questions about an item, not prompts: this method "
+            "needs a prompt's answer; use method 'decision' (or 'auto', 'geval'), or a chat API for this one"
+        )
     ledger = _Ledger(answer_format)
     base = GenerateRequest(messages=messages, max_tokens=settings.max_tokens, tags=tags, seed=settings.seed)
     while True:

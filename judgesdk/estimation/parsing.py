@@ -13,9 +13,11 @@ number only when the status is ``"ok"`` (never 0 or NaN as a stand-in).
 Rules for numeric (Likert) scales, applied in order
 -----------------------------------------------------
 
-1. **Number tokens.** Digits with an optional decimal part ("4", "3.5"), an optional minus sign
-   after a space or colon ("Score: -1" reads -1 and is out of range), and the number words
-   "zero".."ten" (any case).
+1. **Number tokens.** Digits with an optional decimal part ("4", "3.5", ".5" reads 0.5, never 5), a vulgar
+   fraction after an integer or alone ("3½" reads 3.5, "2½/5" 2.5 out of 5, "½" 0.5), an optional minus
+   sign after a space or colon ("Score: -1" reads -1 and is out of range), and the number words
+   "zero".."ten" (any case). A decimal below the scale (".5" or ".7 out of 10" on 1-5) is ``out_of_range``,
+   not a score.
 2. **Not scores** (dropped before choosing):
 
    =================================  ==========================================================
@@ -85,6 +87,7 @@ Anything else returns ``None``: an unclear answer is not a choice.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -128,7 +131,11 @@ class ParsedScore(BaseModel):
 # --------------------------------------------------------------------------------------------
 
 _WORDS = {w: float(i) for i, w in enumerate("zero one two three four five six seven eight nine ten".split())}
-_NUMBER = re.compile(r"\d+(?:\.\d+)?|\b(?:" + "|".join(_WORDS) + r")\b", re.IGNORECASE)
+_VULGAR = "\u00bd\u2153\u2154\u00bc\u00be\u2155\u2156\u2157\u2158\u2159\u215a\u2150\u215b\u215c\u215d\u215e\u2151\u2152"  # ½ ⅓ ⅔ ¼ ¾ ...
+# "4", "3.5", ".5" (not after a digit or a dot: "3.5.1" is a version), "3½" / "3 ½", a lone "½", the number words
+_NUMBER = re.compile(
+    rf"\d+(?:\.\d+|\s?[{_VULGAR}])?|(?<![\d.])\.\d+|[{_VULGAR}]|\b(?:" + "|".join(_WORDS) + r")\b", re.IGNORECASE
+)
 _FRACTION_SEP = re.compile(r"\s*/\s*|\s+out\s+of\s+(?:a\s+(?:possible|maximum\s+of)\s+)?", re.IGNORECASE)
 _RANGE_SEP = re.compile(r"\s*[-\u2013\u2014]\s*|\s+to\s+", re.IGNORECASE)
 _BETWEEN = re.compile(r"\bbetween\s+$", re.IGNORECASE)
@@ -184,12 +191,19 @@ def _tokens(text: str) -> list[_Token]:
     for m in _NUMBER.finditer(text):
         word = m.group(0).lower()
         is_word = word in _WORDS
-        value = _WORDS[word] if is_word else float(word)
+        value = _WORDS[word] if is_word else _number(word)
         start = m.start()
         if not is_word and _is_negative(text, start):
             value, start = -value, start - 1
         out.append(_Token(value, start, m.end(), is_word))
     return out
+
+
+def _number(token: str) -> float:
+    """A number token's value: ``.5`` is 0.5 (never 5), ``3½`` 3.5, ``½`` 0.5."""
+    if token[-1] in _VULGAR:
+        return float(token[:-1].strip() or 0) + unicodedata.numeric(token[-1])
+    return float(token)
 
 
 def _is_negative(text: str, start: int) -> bool:

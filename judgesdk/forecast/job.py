@@ -194,10 +194,10 @@ def _cost(count: ProviderForecast, prices: CostModel | None) -> tuple[float | No
         return 0.0, f"{count.provider}/{count.model} runs locally: no per-token price"
     if count.calls == 0:
         return 0.0, "nothing to pay: every request is answered by the cache"
-    price, note = price_for(count.provider, count.model, prices)
+    price, note = price_for(count.provider, count.model, prices, route="decisions" if count.by_kind.get("decision") else "chat")
     if price is None:
         return None, note
-    return price.cost(Usage(input_tokens=count.prompt_tokens, output_tokens=count.output_tokens)), note
+    return price.cost(Usage(input_tokens=count.prompt_tokens, output_tokens=count.output_tokens, calls=count.calls)), note
 
 
 def _notes(count: ProviderForecast, config: JudgeConfig) -> list[str]:
@@ -215,6 +215,8 @@ def _notes(count: ProviderForecast, config: JudgeConfig) -> list[str]:
         notes.append(f"{config.method}: later prompts embed generated texts (ladders, plans), counted at max_tokens each: an approximation")
     if count.by_kind.get("generation") and config.method not in ("synthetic", "fusion"):
         notes.append("generated answers are assumed usable: no fallback to sampling (label coverage) and no grammar repair")
+    if count.by_kind.get("decision"):
+        notes.append("decision calls: prompt tokens are the input and questions as sent, with no output tokens (decision APIs bill none on gpt-6-luna)")
     if config.cache.enabled and count.cache_hits:
         notes.append("cache hits include requests repeated within the run: the run's cache answers them")
     return notes
@@ -243,7 +245,8 @@ class SpendMeter(UsageMeter):
             if pricing(stack.kind).local and prices is None:
                 spend.usd = 0.0
             else:
-                price, _ = price_for(stack.kind, stack.model, prices)
+                route = "decisions" if getattr(unwrap(stack), "api", "chat") in ("decisions", "systemone") else "chat"
+                price, _ = price_for(stack.kind, stack.model, prices, route=route)
                 spend.usd = None if price is None else price.cost(usage)
             found.append(spend)
         return found

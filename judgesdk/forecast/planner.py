@@ -4,7 +4,8 @@
 gets every request exactly as the real scorers build it (templates, labels, continuations, samples, tags).
 It answers from the run's disk cache where the request is stored there (read only; a hit costs nothing),
 else with a stand-in answer shaped like the real one: uniform label probabilities, one log-probability per
-continuation token, a generated text that parses on the criterion's scale. Identical requests in flight
+continuation token, a generated text that parses on the criterion's scale, a uniform answer to each decision
+question (a decision call is counted by its input and questions, with no output tokens). Identical requests in flight
 together are answered once, as the coalescing layer does, and the model's calls one at a time in arrival
 order, as the local model's worker answers them, so that the KV-cache replay
 (:mod:`judgesdk.forecast.kv_replay`) sees them in the run's order. What it counts goes into a
@@ -22,6 +23,7 @@ from pydantic import ValidationError
 from judgesdk.core.types import Scale
 from judgesdk.forecast.bill import ProviderForecast
 from judgesdk.forecast.kv_replay import KVReplay, label_paths
+from judgesdk.provider.decisions import DecisionAnswer, PredicateQuestion, ScoreQuestion
 from judgesdk.provider.layers.cache import cache_key
 from judgesdk.provider.protocol import (
     Choice,
@@ -32,7 +34,7 @@ from judgesdk.provider.protocol import (
     TopLogprob,
     Usage,
     WrapperProvider,
-    as_text,
+    request_text,
 )
 
 __all__ = ["PlanningProvider"]
@@ -139,15 +141,20 @@ class PlanningProvider(WrapperProvider):
 
     # -- stand-in answers and what they cost
     def _answer(self, requests: list[GenerateRequest]) -> list[GenerateResponse]:
-        prompts = [as_text(r.messages) for r in requests]
+        prompts = [request_text(r) for r in requests]
         ids = [self.tokens.ids(p, bos=True) for p in prompts]
         counts = [len(i) if i is not None else self.tokens.count(p, bos=True) for i, p in zip(ids, prompts)]
         reused = [0] * len(requests)
-        if self.replay is not None and all(i is not None for i in ids):
+        if self.replay is not None and all(i is not None for i in ids) and all(r.decision is None for r in requests):
             reused = self._replay(requests, ids)
         responses = []
         for request, n_prompt, n_reused in zip(requests, counts, reused):
-            kind = "labels" if request.labels is not None else "continuation" if request.continuation is not None else "generation"
+            kind = (
+                "decision" if request.decision is not None
+                else "labels" if request.labels is not None
+                else "continuation" if request.continuation is not None
+                else "generation"
+            )  # fmt: skip
             self.count.calls += 1
             self.count.by_kind[kind] = self.count.by_kind.get(kind, 0) + 1
             self.count.prompt_tokens += n_prompt
@@ -189,7 +196,9 @@ class PlanningProvider(WrapperProvider):
 
     def _stand_in(self, request: GenerateRequest, kind: str) -> GenerateResponse:
         response = GenerateResponse(provider=self.kind, model=self.model)
-        if kind == "labels":
+        if kind == "decision":
+            response.decisions = [_uniform(q) for q in request.decision.questions]  # type: ignore[union-attr]
+        elif kind == "labels":
             labels = request.labels or ()
             response.label_logprobs = {label: -math.log(max(1, len(labels))) for label in labels}
         elif kind == "continuation":
@@ -215,3 +224,11 @@ class PlanningProvider(WrapperProvider):
             return "Yes"
         scale = Scale.letters(self.scale.values) if template.startswith("mcq.") else self.scale
         return scale.labels[len(scale.labels) // 2]
+
+
+def _uniform(question: object) -> DecisionAnswer:
+    """A stand-in answer to one decision question: every level or option equally likely."""
+    if isinstance(question, PredicateQuestion):
+        return DecisionAnswer(name=question.name, status="ok", probability=0.5)
+    options = question.levels if isinstance(question, ScoreQuestion) else question.choices  # type: ignore[attr-defined]
+    return DecisionAnswer(name=question.name, status="ok", probabilities=tuple(1.0 / len(options) for _ in options))  # type: ignore[attr-defined]

@@ -9,6 +9,7 @@ calibration, clip to the scale, and a predictive interval from the cross-validat
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -20,9 +21,13 @@ import numpy as np
 from pydantic import BaseModel, Field, ValidationError
 
 from judgesdk.core.errors import ConfigError, InputError
-from judgesdk.provider.protocol import Provider, unwrap
+from judgesdk.fused.domains import DOMAINS, Envelope
+from judgesdk.provider.protocol import Provider, identity_of, unwrap
 
-FORMAT = "judgesdk.fused/1"
+FORMAT = "judgesdk.fused/2"
+# Format 1 (the first fits) had no domain, no envelope and one interval per criterion; it is still read (as a
+# news fit whose applicability is not checked), so a user's refit keeps working.
+READABLE_FORMATS = ("judgesdk.fused/1", FORMAT)
 Variant = Literal["source", "source+reference"]
 
 
@@ -42,6 +47,10 @@ class CriterionModel(BaseModel):
     high: float
     interval: tuple[float, float]  # residual quantiles (calibrated prediction - human), cross-validated
     interval_level: float = 0.8
+    # Format 2: split-conformal residual bounds per bin of the score (inner edges on the calibrated score);
+    # empty in format 1, where ``interval`` holds for every score.
+    interval_edges: list[float] = Field(default_factory=list)
+    interval_bounds: list[tuple[float, float]] = Field(default_factory=list)
     fitted_range: list[tuple[float, float]] = Field(default_factory=list)  # per feature: 0.5 % and 99.5 % quantiles of the fitting data
     min_words: int | None = None  # the shortest output the fit was made on
     # Signs fixed by prior make the map monotone in every signal, so it may continue past the fitted range;
@@ -81,8 +90,21 @@ class CriterionModel(BaseModel):
 
     def predict(self, values: dict[str, float]) -> tuple[float, tuple[float, float]]:
         score = self.calibrate(self.linear(values, clip=not self.extrapolate))
-        lo, hi = self.interval
-        return score, (max(self.low, score - hi), min(self.high, score - lo))
+        return score, self.interval_at(score)
+
+    def interval_at(self, score: float) -> tuple[float, float]:
+        """The predictive interval around a calibrated score: its score bin's residual bounds (format 2), else
+        the one interval of the criterion; clipped to the scale."""
+        lo, hi = self.residual_bounds(score)
+        return max(self.low, score - hi), min(self.high, score - lo)
+
+    def residual_bounds(self, score: float) -> tuple[float, float]:
+        """The residual (prediction - human) quantiles that hold at this calibrated score: its score bin's
+        (format 2), else the criterion's one pair."""
+        if self.interval_bounds:
+            lo, hi = self.interval_bounds[int(np.searchsorted(self.interval_edges, score, side="right"))]
+            return float(lo), float(hi)
+        return self.interval
 
     def too_short(self, values: dict[str, float]) -> bool:
         """Shorter than every output the fit was made on (a word or two): likelihoods of so few tokens say
@@ -125,6 +147,15 @@ class ModelIdentity(BaseModel):
     size: int | None = None
 
 
+class Declined(BaseModel):
+    """A criterion the data was fitted for but that does not ship: why, with its measured figures."""
+
+    criterion: str
+    variant: Variant = "source"
+    reason: str
+    cv: dict[str, float | None] = Field(default_factory=dict)
+
+
 class FusedModelFile(BaseModel):
     format: str = FORMAT
     signal_set: str
@@ -135,6 +166,9 @@ class FusedModelFile(BaseModel):
     sdk_version: str
     criteria: dict[str, list[CriterionModel]]  # criterion -> its variants
     aliases: dict[str, str] = Field(default_factory=dict)  # other names (faithfulness) -> criterion
+    domain: str = "news"  # whose signal prompts it reads (judgesdk.fused.domains); format 1 fits are news fits
+    envelope: Envelope | None = None  # the shape of the fitted items (None in format 1: not checked)
+    declined: list[Declined] = Field(default_factory=list)  # criteria measured but not shipped, and why
 
     @property
     def digest(self) -> str:
@@ -156,6 +190,16 @@ class FusedModelFile(BaseModel):
     def criterion_names(self) -> list[str]:
         return sorted({*self.criteria, *self.aliases})
 
+    def declined_for(self, name: str) -> Declined | None:
+        key = name.strip().lower()
+        key = self.aliases.get(key, key)
+        return next((d for d in self.declined if d.criterion == key and d.variant == "source"), None)
+
+    @property
+    def label(self) -> str:
+        """How results name this fit: its domain and the head of its content hash."""
+        return f"{self.domain} sha256:{self.digest[:12]}"
+
 
 def load(path: str | Path) -> FusedModelFile:
     p = Path(path)
@@ -170,8 +214,10 @@ def load(path: str | Path) -> FusedModelFile:
     except ValidationError as exc:
         first = exc.errors()[0]
         raise ConfigError(f"fused model file {p}: field {'.'.join(map(str, first['loc']))}: {first['msg']}") from exc
-    if fitted.format != FORMAT:
-        raise ConfigError(f"fused model file {p} has format {fitted.format!r}; this SDK reads {FORMAT!r}")
+    if fitted.format not in READABLE_FORMATS:
+        raise ConfigError(f"fused model file {p} has format {fitted.format!r}; this SDK reads {' and '.join(map(repr, READABLE_FORMATS))}")
+    if fitted.domain not in DOMAINS:
+        raise ConfigError(f"fused model file {p} is for domain {fitted.domain!r}; this SDK knows {', '.join(DOMAINS)}")
     return fitted
 
 
@@ -190,17 +236,34 @@ def file_sha256(path: str | Path) -> str:
     return digest.hexdigest()
 
 
-def bundled() -> list[FusedModelFile]:
-    """The fits shipped with the package (``judgesdk/fused/data/*.json``)."""
+@functools.cache
+def _bundled() -> tuple[FusedModelFile, ...]:
     root = resources.files("judgesdk.fused.data")
-    return [load(Path(str(p))) for p in sorted(root.iterdir(), key=lambda p: p.name) if p.name.endswith(".json")]
+    fits = [load(Path(str(p))) for p in sorted(root.iterdir(), key=lambda p: p.name) if p.name.endswith(".json")]
+    order = list(DOMAINS)
+    return tuple(sorted(fits, key=lambda f: order.index(f.domain)))
 
 
-def bundled_for(model_sha256: str) -> FusedModelFile | None:
-    return next((f for f in bundled() if f.model.sha256 == model_sha256), None)
+def bundled() -> list[FusedModelFile]:
+    """The fits shipped with the package (``judgesdk/fused/data/*.json``), in :data:`DOMAINS` order (read once:
+    ``auto`` asks for them per item)."""
+    return list(_bundled())
+
+
+def bundled_for(model_sha256: str) -> list[FusedModelFile]:
+    """The shipped fits for a model file (one per domain), news first."""
+    return [f for f in bundled() if f.model.sha256 == model_sha256]
 
 
 def model_sha256(provider: Provider) -> str | None:
-    """The sha256 of the model file behind a local provider (None for hosted models and test doubles)."""
+    """The sha256 of the model file behind a provider: the local provider's, or what a provider states as its
+    identity (``sha256:<hex>``, e.g. a server configured with its file's hash); None for hosted models and
+    test doubles. A fit applies to this file whichever provider serves it, and to no other file."""
     value = getattr(unwrap(provider), "model_sha256", None)
-    return value() if callable(value) else value
+    value = value() if callable(value) else value
+    if value:
+        return str(value)
+    identity = identity_of(provider)
+    if identity.startswith("sha256:") and len(identity) == 7 + 64:
+        return identity[7:]
+    return None

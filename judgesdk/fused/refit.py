@@ -17,6 +17,7 @@ from pydantic import BaseModel
 
 from judgesdk.core.errors import ConfigError, InputError
 from judgesdk.core.types import JudgeItem
+from judgesdk.fused.domains import shape
 from judgesdk.fused.model import FusedModelFile, ModelIdentity, model_sha256
 from judgesdk.fused.signals import extract, features
 from judgesdk.fused.train import MIN_ITEMS, fit_file, signal_table
@@ -43,7 +44,8 @@ def labelled_items(path: Path, dimension: str) -> tuple[list[JudgeItem], list[fl
             raise InputError(f"{path}:{number}: the label {dimension!r} must be a number, got {value!r}")
         if not isinstance(row.get("output"), str) or not isinstance(row.get("source"), str):
             raise InputError(f"{path}:{number}: a labelled output needs 'output' and 'source' strings to compute its signals")
-        items.append(JudgeItem(output=row["output"], source=row["source"], reference=row.get("reference"), id=str(row.get("id", number))))
+        context = row.get("context") if isinstance(row.get("context"), str) else None
+        items.append(JudgeItem(output=row["output"], source=row["source"], reference=row.get("reference"), context=context, id=str(row.get("id", number))))
         labels.append(float(value))
         groups.append(str(row.get("doc_id", f"line{number}")))
     if not items:
@@ -52,22 +54,36 @@ def labelled_items(path: Path, dimension: str) -> tuple[list[JudgeItem], list[fl
 
 
 async def refit(
-    provider: Provider, human: Path, dimension: str, *, scale: tuple[float, float] | None = None, min_items: int = MIN_ITEMS, seed: int = 0
+    provider: Provider,
+    human: Path,
+    dimension: str,
+    *,
+    scale: tuple[float, float] | None = None,
+    min_items: int = MIN_ITEMS,
+    seed: int = 0,
+    domain: str = "news",
 ) -> Refit:
-    """Signals of every labelled output from ``provider`` (in file order, one at a time, so each source's
-    prefix is evaluated once), then :func:`judgesdk.fused.train.fit_file`."""
+    """Signals of every labelled output from ``provider`` with ``domain``'s prompts (in file order, one at a
+    time, so each source's prefix is evaluated once), then :func:`judgesdk.fused.train.fit_file`; the fit's
+    envelope is the labelled items' shape, so it is applied only to items like them."""
     items, labels, groups = labelled_items(human, dimension)
     if len(items) < min_items:
         raise InputError(f"{dimension}: {len(items)} labelled items; a fit needs at least {min_items} (--min-items)")
     sha = model_sha256(provider)
     if sha is None:
         raise ConfigError(f"the fused judge is fitted to a local model file; the config's first provider is {provider.kind}/{provider.model}")
-    rows: list[dict[str, Any]] = [features(await extract(provider, item, reference=False)) for item in items]
+    dialogue = domain == "dialogue"
+    rows: list[dict[str, Any]] = [
+        features(await extract(provider, item, reference=False, domain=domain, without_context=dialogue)) for item in items
+    ]
     identity = ModelIdentity(name=provider.model, sha256=sha)
     low, high = scale if scale is not None else (min(labels), max(labels))
     data = {
         "dataset": str(human), "file_sha256": hashlib.sha256(human.read_bytes()).hexdigest(),
         "items": len(items), "documents": len(set(groups)), "dimension": dimension,
     }  # fmt: skip
-    fitted = fit_file(rows, {dimension: labels}, groups, model=identity, scales={dimension: (low, high)}, data=data, seed=seed, min_items=min_items)
+    fitted = fit_file(
+        rows, {dimension: labels}, groups, model=identity, scales={dimension: (low, high)}, data=data, seed=seed, min_items=min_items,
+        domain=domain, shapes=[shape(item.output, item.source) for item in items],
+    )  # fmt: skip
     return Refit(fitted=fitted, signals=signal_table(rows, labels, groups), n_items=len(items), n_groups=len(set(groups)))

@@ -11,6 +11,10 @@ probabilities that move with the cache's history).
 :class:`Evidence` keeps the raw token log-probabilities, so new aggregations need no new model calls;
 :func:`features` turns it into the named numbers a fused model reads. Nothing here knows a criterion's
 scale or a fitted model: that is :mod:`judgesdk.fused.model`.
+
+Each task has its own prompts (:mod:`judgesdk.fused.domains`): a summary follows "Summary:" after its
+article, a dialogue response follows "Response:" after its grounding fact and conversation (and, for the
+fact's share, after the conversation alone), a story follows "Story:" after its writing prompt.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from pydantic import BaseModel, Field
 
 from judgesdk.core.errors import CapabilityError, InputError
 from judgesdk.core.types import JudgeItem
+from judgesdk.fused.domains import DOMAINS, Domain
 from judgesdk.fused.text import text_features
 from judgesdk.prompting.templates import Template, load_template
 from judgesdk.provider.protocol import GenerateRequest, GenerateResponse, Provider, Usage
@@ -40,17 +45,21 @@ QUESTIONS: dict[str, str] = {
     "fluency": "Is this summary fluent and grammatical?",
     "relevance": "Does this summary capture the most important points of the article?",
 }
-UNCONDITIONAL_FEATURES = ("uncond_mean", "pmi_mean", "pmi_low")  # what needs the pass without the source
-TEMPLATE_IDS = ("signals.conditional", "signals.unconditional", "signals.reference", "signals.question")
+UNCONDITIONAL_FEATURES = ("uncond_mean", "pmi_mean", "pmi_low", "hist_pmi")  # what needs the pass without the source
+WITHOUT_CONTEXT_FEATURES = ("nofact_mean", "fact_pmi", "fact_pmi_low", "hist_pmi")  # what needs the pass without the context
+REFERENCE_LIKELIHOOD_FEATURES = ("ref_mean", "ref_pmi")  # what needs the pass given the reference
+TEMPLATE_IDS = DOMAINS["news"].template_ids  # the news domain's, as recorded by the first fits
 
 
 class Evidence(BaseModel):
     """The raw signals of one output (token log-probabilities in nats) and the seconds each kind took."""
 
     signal_set: str = SIGNAL_SET
+    domain: str = "news"
     conditional: list[float]
     unconditional: list[float] | None = None  # None: the pass was not asked for (the fit does not read it)
     reference: list[float] | None = None
+    without_context: list[float] | None = None  # dialogue: the response given the conversation without the fact
     questions: dict[str, float] = Field(default_factory=dict)  # criterion -> log P(yes) - log P(no)
     text: dict[str, float] = Field(default_factory=dict)
     seconds: dict[str, float] = Field(default_factory=dict)
@@ -58,13 +67,19 @@ class Evidence(BaseModel):
     usage: Usage = Field(default_factory=Usage)
 
 
-def templates() -> dict[str, Template]:
-    return {template_id: load_template(template_id) for template_id in TEMPLATE_IDS}
+def templates(domain: str = "news") -> dict[str, Template]:
+    return {template_id: load_template(template_id) for template_id in _domain(domain).template_ids}
 
 
-def template_hashes() -> dict[str, str]:
+def template_hashes(domain: str = "news") -> dict[str, str]:
     """Template id -> ``version:content hash``, recorded by a fit so a changed prompt is never fed to it."""
-    return {tid: f"{t.version}:{t.content_hash}" for tid, t in templates().items()}
+    return {tid: f"{t.version}:{t.content_hash}" for tid, t in templates(domain).items()}
+
+
+def _domain(name: str) -> Domain:
+    if name not in DOMAINS:
+        raise InputError(f"no fused signal domain {name!r}; known: {', '.join(DOMAINS)}")
+    return DOMAINS[name]
 
 
 async def extract(
@@ -74,25 +89,40 @@ async def extract(
     questions: Sequence[str] = (),
     reference: bool = False,
     unconditional: bool = True,
+    domain: str = "news",
+    without_context: bool = False,
 ) -> Evidence:
     """The signals of ``item`` (which needs a source). ``reference=True`` adds the output's likelihood given
     the item's reference (one more continuation pass; the reference's n-gram overlap is always computed
     when the item has one, since it costs no model call); ``unconditional=False`` skips the pass without
     the source (half the model time; the shipped fit reads it for consistency only); ``questions`` picks
     which criteria's yes/no questions are asked (none by default: on the embedded model they carried little
-    signal, see benchmarks/README.md)."""
+    signal, see benchmarks/README.md). ``domain`` picks the task's prompts (:mod:`judgesdk.fused.domains`);
+    ``without_context=True`` (dialogue) adds the response's likelihood given the conversation alone."""
+    spec = _domain(domain)
     if item.source is None or not item.source.strip():
         raise InputError(f"item {item.id or ''}: the fused judge scores an output against its source; pass source=...".replace("  ", " "))
-    if not provider.capabilities.loglikelihood or not provider.capabilities.exact_labels:
+    if not provider.capabilities.loglikelihood:
         raise CapabilityError(
-            f"the fused judge needs token log-likelihoods and exact label probabilities, which {provider.kind}/"
-            f"{provider.model} does not offer; use the local provider",
+            f"the fused judge needs token log-likelihoods, which {provider.kind}/{provider.model} does not offer; use the local "
+            "provider, or an OpenAI-compatible server that echoes prompt log-probabilities (api = \"completions\")",
+            provider=provider.kind,
+        )
+    if questions and not provider.capabilities.exact_labels:  # yes/no margins need P(yes) and P(no) themselves
+        raise CapabilityError(
+            f"this fused fit asks yes/no questions, which need exact label probabilities; {provider.kind}/{provider.model} "
+            "does not offer them: use the local provider",
             provider=provider.kind,
         )
     unknown = sorted(set(questions) - set(QUESTIONS))
     if unknown:
         raise InputError(f"no yes/no question for {unknown}; known: {', '.join(QUESTIONS)}")
-    tpl = templates()
+    if questions and spec.name != "news":
+        raise InputError(f"the yes/no questions are asked of summaries only, not in the {spec.name} domain")
+    has_context = item.context is not None and bool(item.context.strip())
+    if spec.context == "required" and not has_context:
+        raise InputError(f"item {item.id or ''}: the {spec.name} signals read a grounding fact; pass context=...".replace("  ", " "))
+    tpl = templates(domain)
     seconds: dict[str, float] = {}
     cached: list[bool] = []
     usage = [Usage()]
@@ -106,7 +136,8 @@ async def extract(
             usage[0] = usage[0] + r.usage
         return list(responses)
 
-    (conditional,) = await timed("conditional", _continuation(tpl["signals.conditional"], item.output, source=item.source))
+    given = {"source": item.source, **({"context": item.context} if spec.context == "required" else {})}
+    (conditional,) = await timed("conditional", _continuation(tpl[spec.conditional], item.output, **given))
     # One question at a time, always in the same order after the conditional request: parallel decoding
     # moved yes/no margins by up to 0.18 against one-at-a-time, and a judge must give the same number twice.
     asked = []
@@ -120,20 +151,26 @@ async def extract(
                 tags=tpl["signals.question"].tags(),
             ),
         )
+    history = None
+    if without_context and spec.without_context:
+        (history,) = await timed("without_context", _continuation(tpl[spec.without_context], item.output, source=item.source))
     baseline = None
     if unconditional:
-        (baseline,) = await timed("unconditional", _continuation(tpl["signals.unconditional"], item.output))
+        (baseline,) = await timed("unconditional", _continuation(tpl[spec.unconditional], item.output))
     ref_tokens = None
-    if reference and item.reference is not None and item.reference.strip():
-        (ref,) = await timed("reference", _continuation(tpl["signals.reference"], item.output, reference=item.reference))
+    if reference and spec.reference and item.reference is not None and item.reference.strip():
+        (ref,) = await timed("reference", _continuation(tpl[spec.reference], item.output, reference=item.reference))
         ref_tokens = _logprobs(ref, provider)
     started = time.perf_counter()
-    text = text_features(item.output, item.source, item.reference)
+    text = text_features(item.output, item.source, item.reference, context=item.context if has_context else None)
     seconds["text"] = time.perf_counter() - started
     return Evidence(
+        signal_set=spec.signal_set,
+        domain=spec.name,
         conditional=_logprobs(conditional, provider),
         unconditional=None if baseline is None else _logprobs(baseline, provider),
         reference=ref_tokens,
+        without_context=None if history is None else _logprobs(history, provider),
         questions={name: _yes_margin(r) for name, r in zip(questions, asked)},
         text=text,
         seconds=seconds,
@@ -195,6 +232,13 @@ def features(evidence: Evidence) -> dict[str, float]:
         out["ref_mean"] = sum(evidence.reference) / len(evidence.reference)
         if uncond:
             out["ref_pmi"] = out["ref_mean"] - out["uncond_mean"]
+    history = evidence.without_context
+    if history:  # dialogue: what the fact adds over the conversation, and the conversation over nothing
+        out["nofact_mean"] = sum(history) / len(history)
+        out["fact_pmi"] = out["cond_mean"] - out["nofact_mean"]
+        out["fact_pmi_low"] = out["cond_low"] - low_mean(history)
+        if uncond:
+            out["hist_pmi"] = out["nofact_mean"] - out["uncond_mean"]
     for name, margin in evidence.questions.items():
         out[f"yes_{name}"] = max(-30.0, min(30.0, margin))
     out.update(evidence.text)

@@ -53,6 +53,26 @@ def f1(output: Sequence[str], reference: Sequence[str], n: int) -> float:
     return 2 * p * r / (p + r)
 
 
+def overlap(output: Sequence[str], reference: Sequence[str], n: int) -> tuple[float, float]:
+    """ROUGE-N precision and recall with clipped counts: the share of the output's n-grams that the reference
+    has, and the share of the reference's that the output has."""
+    out, ref = Counter(ngrams(output, n)), Counter(ngrams(reference, n))
+    shared = sum((out & ref).values())
+    total_out, total_ref = sum(out.values()), sum(ref.values())
+    return (shared / total_out if total_out else 0.0, shared / total_ref if total_ref else 0.0)
+
+
+def content(tokens: Sequence[str]) -> list[str]:
+    """The words that carry content: no function words, none of one or two letters."""
+    return [w for w in tokens if w not in STOPWORDS and len(w) > 2]
+
+
+def share_of(part: Sequence[str], whole: Sequence[str]) -> float:
+    """Share of ``part``'s words (with repeats) that occur in ``whole`` (0 for an empty part)."""
+    seen = set(whole)
+    return sum(w in seen for w in part) / len(part) if part else 0.0
+
+
 def recall(output: Sequence[str], target: Sequence[str], n: int) -> float:
     """Share of ``target``'s distinct n-grams that the output contains."""
     wanted = set(ngrams(target, n))
@@ -103,9 +123,9 @@ def lead(text: str, sentences: int = LEAD_SENTENCES) -> str:
     return " ".join(_SENTENCE_END.split(text.strip())[:sentences])
 
 
-def text_features(output: str, source: str | None, reference: str | None) -> dict[str, float]:
+def text_features(output: str, source: str | None, reference: str | None, *, context: str | None = None) -> dict[str, float]:
     """The model-free features of one output (source features only with a source, reference ones only
-    with a reference)."""
+    with a reference, grounding-fact ones only with a context)."""
     out = words(output)
     sentences = [s for s in _SENTENCE_END.split(output.strip()) if s.strip()]
     features = {
@@ -128,8 +148,27 @@ def text_features(output: str, source: str | None, reference: str | None) -> dic
             key_early=share_in(early_key_words(src), out),
             name_recall=share_in(names(source), out),
             len_ratio=math.log1p(len(out)) - math.log1p(len(src)),
+            # the share of the source's content words the output takes up: a story's use of its prompt
+            src_content_recall=share_of(sorted(set(content(src))), out),
+        )
+        turns = [line for line in source.splitlines() if line.strip()]
+        if context is not None and turns:  # dialogue: does the response take up the last turn
+            features["last_turn_prec_1"] = share_of(content(out), words(turns[-1]))
+    if context is not None:  # a grounding fact: how much of the response comes from it, how much of it is used
+        fact = words(context)
+        features.update(
+            ctx_prec_1=share_of(content(out), fact),
+            ctx_recall_1=share_of(sorted(set(content(fact))), out),
+            ctx_prec_2=precision(out, fact, 2),
+            question=float("?" in output),
         )
     if reference is not None:
         ref = words(reference)
         features.update(ref_f1_1=f1(out, ref, 1), ref_f1_2=f1(out, ref, 2))
+        (p1, r1), (p2, r2) = overlap(out, ref, 1), overlap(out, ref, 2)
+        features.update(ref_prec_1=p1, ref_recall_1=r1, ref_prec_2=p2, ref_recall_2=r2)
+        # what the reference's writer kept: its content words, and the source's key words it repeats
+        features["ref_content_recall"] = share_of(sorted(set(content(ref))), out)
+        if source is not None:
+            features["ref_key_recall"] = share_in(key_words(words(source)) & set(ref), out)
     return features

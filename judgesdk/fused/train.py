@@ -15,9 +15,11 @@ from importlib.metadata import PackageNotFoundError, version
 import numpy as np
 
 from judgesdk.core.errors import InputError
-from judgesdk.fused.fit import PRIOR_SIGNS, SIGNED_CRITERIA, fit_criterion, group_codes, mean_group_spearman
-from judgesdk.fused.model import CriterionModel, FusedModelFile, ModelIdentity, Variant
-from judgesdk.fused.signals import SIGNAL_SET, UNCONDITIONAL_FEATURES, template_hashes
+from judgesdk.fused import priors
+from judgesdk.fused.domains import DOMAINS, envelope
+from judgesdk.fused.fit import CriterionFit, fit_criterion, group_codes, mean_group_spearman
+from judgesdk.fused.model import CriterionModel, Declined, FusedModelFile, ModelIdentity, Variant
+from judgesdk.fused.signals import UNCONDITIONAL_FEATURES, template_hashes
 
 MIN_ITEMS = 10
 ALIASES = {"faithfulness": "consistency", "factuality": "consistency", "factual consistency": "consistency"}
@@ -53,18 +55,32 @@ def fit_file(
     min_items: int = MIN_ITEMS,
     reference_variant: bool = False,
     without_source_for: Collection[str] | None = None,
+    domain: str = "news",
+    shapes: Sequence[Mapping[str, float]] | None = None,
+    ship: str = "always",
+    fits: dict[str, dict[str, CriterionFit]] | None = None,
 ) -> FusedModelFile:
     """One fit file for every criterion in ``labels`` (a None label leaves that item out of that criterion).
-    ``reference_variant`` adds a second model per criterion that also reads the reference's n-gram overlap,
-    used for items that have a reference (on SummEval it did not beat the source-only model). A criterion
-    of :data:`~judgesdk.fused.fit.SIGNED_CRITERIA` (or an alias of one) keeps the prior signs; any other is
-    fitted free. ``without_source_for`` names the criteria that may read the pass without the source
-    (:data:`~judgesdk.fused.signals.UNCONDITIONAL_FEATURES`; None: all): it doubles the model time of a
-    criterion judged alone, so a criterion it barely helps should not make every user pay for it."""
+    ``reference_variant`` adds a second model per criterion that also reads the reference's n-gram overlap
+    (and the likelihood given it, where the rows have it), used for items that have a reference; it ships
+    only where its nested-CV per-group Spearman beats the source-only model's on the same folds. A criterion
+    keeps the prior signs of :func:`judgesdk.fused.priors.signs_for` for ``domain``. ``without_source_for``
+    names the criteria that may read the pass without the source (:data:`~judgesdk.fused.signals.UNCONDITIONAL_FEATURES`;
+    None: all): it doubles the model time of a criterion judged alone, so a criterion it barely helps should
+    not make every user pay for it. ``shapes`` (each item's :func:`judgesdk.fused.domains.shape`) become the
+    file's envelope. ``ship="beats-single"`` ships a criterion only where its nested-CV per-group Spearman
+    has a 95 % CI above 0 and beats the best single signal; the others are listed as declined, with their
+    figures. ``fits``, when given, receives every fitted variant (criterion -> variant -> fit) for reports."""
+    if domain not in DOMAINS:
+        raise InputError(f"no fused domain {domain!r}; known: {', '.join(DOMAINS)}")
     criteria: dict[str, list[CriterionModel]] = {}
+    declined: list[Declined] = []
     with_reference = reference_variant and all("ref_f1_1" in f for f in features)
     complete = [i for i in range(len(features)) if all(values[i] is not None for values in labels.values())]
-    mean_label = {i: float(np.mean([labels[c][i] for c in labels])) for i in complete} if len(labels) > 1 else {}
+    # the auxiliary target: the mean of every criterion's label, each put on 0-1 by its scale (criteria on
+    # different scales, as TopicalChat's, weigh alike), then back on each criterion's own scale
+    unit = {c: (scales[c][0], (scales[c][1] - scales[c][0]) or 1.0) for c in labels}
+    mean_unit = {i: float(np.mean([(labels[c][i] - unit[c][0]) / unit[c][1] for c in labels])) for i in complete} if len(labels) > 1 else {}  # type: ignore[operator]
     for name, values in labels.items():
         keep = [i for i, v in enumerate(values) if v is not None]
         y = [float(values[i]) for i in keep]  # type: ignore[arg-type]
@@ -74,29 +90,62 @@ def fit_file(
         k_outer, k_inner = _folds_for(docs, outer_k, inner_k)
         low, high = scales[name]
         variants: list[Variant] = ["source", "source+reference"] if with_reference else ["source"]
-        aux = [mean_label[i] for i in keep] if mean_label and all(i in mean_label for i in keep) else None
-        criteria[name] = [
-            fit_criterion(
+        aux = [low + (high - low) * mean_unit[i] for i in keep] if mean_unit and all(i in mean_unit for i in keep) else None
+        fitted = {
+            v: fit_criterion(
                 rows, y, docs, criterion=name, variant=v, low=low, high=high, outer_k=k_outer, inner_k=k_inner, seed=seed, auxiliary=aux,
-                signs=signs_for(name),
-            ).model
+                signs=signs_for(name, domain), feature_groups=priors.FEATURE_GROUPS[domain],
+            )
             for v in variants
-        ]
+        }  # fmt: skip
+        if fits is not None:
+            fits[name] = fitted
+        source = fitted["source"].model
+        why = _why_not(source) if ship == "beats-single" else None
+        if why:
+            declined.append(Declined(criterion=name, variant="source", reason=why, cv=source.cv))
+            continue
+        criteria[name] = [source]
+        if "source+reference" in fitted:
+            with_ref = fitted["source+reference"].model
+            if (with_ref.cv.get("per_doc_spearman") or -1.0) > (source.cv.get("per_doc_spearman") or -1.0):
+                criteria[name].append(with_ref)
+            else:
+                reason = (f"with the reference {with_ref.cv.get('per_doc_spearman')} per-group Spearman (nested CV), "
+                          f"not above source-only {source.cv.get('per_doc_spearman')}")  # fmt: skip
+                declined.append(Declined(criterion=name, variant="source+reference", reason=reason, cv=with_ref.cv))
+    spec = DOMAINS[domain]
     return FusedModelFile(
-        signal_set=SIGNAL_SET,
-        templates=template_hashes(),
+        signal_set=spec.signal_set,
+        templates=template_hashes(domain),
         model=model,
         data=data,
         folds={"level": "document", "outer_k": outer_k, "inner_k": inner_k, "seed": seed, "nested": True},
         sdk_version=sdk_version(),
         criteria=criteria,
         aliases={alias: target for alias, target in ALIASES.items() if target in criteria},
+        domain=domain,
+        envelope=envelope(shapes, context=spec.context) if shapes else None,
+        declined=declined,
     )
 
 
-def signs_for(criterion: str) -> Mapping[str, int] | None:
-    """The prior signs for a criterion we know (or an alias of one); None (a free fit) for any other."""
-    return PRIOR_SIGNS if ALIASES.get(criterion, criterion) in SIGNED_CRITERIA else None
+def _why_not(model: CriterionModel) -> str | None:
+    """Why a criterion's fit should not ship (None: it should): no usable signal, or no gain over one signal."""
+    cv = model.cv
+    rho, low = cv.get("per_doc_spearman"), cv.get("per_doc_spearman_ci_low")
+    single = cv.get("best_single_signal_per_doc_spearman")
+    name = model.choice.get("best_single_signal")
+    if rho is None or low is None or low <= 0:
+        return f"no usable signal: per-group Spearman {rho} (nested CV), 95 % CI from {low}"
+    if single is not None and rho <= single:
+        return f"fusing does not beat one signal: per-group Spearman {rho} (nested CV) against {name} alone {single} (in-sample)"
+    return None
+
+
+def signs_for(criterion: str, domain: str = "news") -> Mapping[str, int] | None:
+    """The prior signs for a criterion in a domain (:func:`judgesdk.fused.priors.signs_for`)."""
+    return priors.signs_for(criterion, domain, ALIASES)
 
 
 def readable(features: Sequence[Mapping[str, float]], criterion: str, without_source_for: Collection[str] | None) -> list[dict[str, float]]:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from judgesdk.core.errors import ConfigError
+from judgesdk.core.errors import ConfigError, InputError
 from judgesdk.core.types import Criterion, Scale
 from judgesdk.judging.judge_config import validation_summary
 from judgesdk.meta.reliability import ReviewPolicy
@@ -187,6 +187,49 @@ class ProvenanceGate(_Gate):
 
 BASELINE_KINDS = ("regression", "provenance", "ppi_regression")
 
+# Thresholds that are values on a scale, by gate kind: the judge's scores (on the criterion's scale, or on the human
+# scale where the criterion names a calibration) and the human labels (on the criterion's scale unless open_scale).
+SCORE_THRESHOLDS = {"mean": ("min",), "ci_lower": ("min",), "pass_rate": ("item_min",), "corrected_pass_rate": ("judge_item_min",)}
+LABEL_THRESHOLDS = {"ppi_ci_lower": ("min",), "corrected_pass_rate": ("item_min",)}
+SCORE_DROPS, LABEL_DROPS = {"regression": ("max_drop",)}, {"ppi_regression": ("max_drop",)}
+
+
+def off_scale(gate: Any, low: float, high: float, where: str, *, labels: bool) -> str | None:
+    """Why a threshold of ``gate`` cannot be met or missed on a scale from ``low`` to ``high`` (``where`` names
+    it), or None. A mean of at least 0.35 on a 1-5 scale always passes and an ``item_min`` of -10 passes every
+    item: a gate that decides nothing must not look like a gate that passed."""
+    values, drops = (LABEL_THRESHOLDS, LABEL_DROPS) if labels else (SCORE_THRESHOLDS, SCORE_DROPS)
+    for name in values.get(gate.kind, ()):
+        value = getattr(gate, name)
+        if value is not None and not low <= value <= high:
+            return (
+                f"gate {gate.label!r}: {name} = {value:g} is outside {where} {low:g}-{high:g}, so the gate could never "
+                f"{'fail' if value < low else 'pass'}: give a value on that scale"
+            )
+    for name in drops.get(gate.kind, ()):
+        value = getattr(gate, name)
+        if value > high - low:
+            return (
+                f"gate {gate.label!r}: {name} = {value:g} is more than {where} {low:g}-{high:g} spans ({high - low:g}), so "
+                "no drop could exceed it: give a drop smaller than the scale's range"
+            )
+    return None
+
+
+def _scale_problem(gate: Any, spec: CriterionSpec) -> str | None:
+    """A threshold of ``gate`` outside its criterion's scale (module :func:`off_scale`). A calibrated criterion's
+    score thresholds are on the human scale: they are checked against the calibration when it is loaded
+    (:func:`judgesdk.gate.run.collect`)."""
+    try:
+        scale = spec.criterion().scale
+    except (ConfigError, InputError):  # a bad scale or preset: named when the criterion is used
+        return None
+    low, high = min(scale.values), max(scale.values)
+    where = f"criterion {spec.name!r}'s scale"
+    if spec.calibration is None and (found := off_scale(gate, low, high, where, labels=False)):
+        return found
+    return None if spec.open_scale else off_scale(gate, low, high, where, labels=True)
+
 Gate = Annotated[
     MeanGate | PassRateGate | CILowerGate | RegressionGate | ReviewGate | CoverageGate | PPICILowerGate | CorrectedPassRateGate
     | PPIRegressionGate | ProvenanceGate,
@@ -232,6 +275,11 @@ class GateConfig(BaseModel):
                     f"(a random slice of the baseline run, labelled; `judgesdk label-slice --results BASELINE`) on the "
                     f"[[criteria]] entry {gate.criterion!r}"
                 )
+        specs = {c.name: c for c in self.criteria}
+        for gate in self.gates:
+            found = _scale_problem(gate, specs[gate.criterion])
+            if found:
+                raise ValueError(found)
         labels = [g.label for g in self.gates]
         duplicates = sorted({label for label in labels if labels.count(label) > 1})
         if duplicates:
@@ -277,4 +325,4 @@ def load_gate_config(source: str | Path | Mapping[str, Any]) -> GateConfig:
     try:
         return GateConfig.model_validate(data)
     except ValidationError as exc:  # one line naming each bad field, never the value given (it may be a secret)
-        raise ConfigError(f"invalid {where}: {validation_summary(exc)}") from None
+        raise ConfigError(f"invalid {where}: {validation_summary(exc, GateConfig)}") from None

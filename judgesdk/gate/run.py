@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field
 from judgesdk.core.errors import ConfigError, InputError
 from judgesdk.core.types import Criterion, JudgeResult
 from judgesdk.forecast.job import Forecast, forecast
-from judgesdk.gate.gate_config import BASELINE_KINDS, GateConfig
+from judgesdk.gate.gate_config import BASELINE_KINDS, GateConfig, off_scale
 from judgesdk.judging.judge_config import ask_for, load_config
 from judgesdk.judging.runner import Task, pending, run
 from judgesdk.judging.runners import budgeted_judge
@@ -84,6 +84,7 @@ def collect(
     ``providers`` replaces the judge config's provider chain (tests, custom backends).
     """
     criteria = {spec.name: spec.criterion() for spec in config.criteria}
+    calibrations = _calibrations(config)  # before judging: a threshold off the calibrated scale is a config error
     baseline_path = baseline or config.baseline
     if baseline_path is None and any(g.kind in BASELINE_KINDS for g in config.gates):
         raise ConfigError(f"a {' or '.join(sorted({g.kind for g in config.gates if g.kind in BASELINE_KINDS}))} gate compares against a baseline run: set baseline = \"...jsonl\" or pass --baseline")
@@ -123,11 +124,26 @@ def collect(
             expected=[r.item_id or "" for r in found] if expected is None else expected,
             results=found,
             baseline=None if base_records is None else _results_for(base_records, crit, baseline_path or ""),
-            calibration=Calibration.load(spec.calibration) if spec.calibration else None,
+            calibration=calibrations.get(spec.name),
         )
     prices = config.budget.prices if config.budget else None
     usage = summarize_usage([r for run in runs.values() for r in run.results], prices)
     return GateRun(criteria=runs, budget=budget_state, usage=usage, source=source, notes=notes)
+
+
+def _calibrations(config: GateConfig) -> dict[str, Calibration]:
+    """Each calibrated criterion's calibration, its gates' score thresholds checked against the human scale the
+    calibration maps onto (:func:`judgesdk.gate.gate_config.off_scale`; calibrated scores are clamped to it)."""
+    found: dict[str, Calibration] = {}
+    for spec in config.criteria:
+        if spec.calibration is None:
+            continue
+        calibration = found[spec.name] = Calibration.load(spec.calibration)
+        for gate in (g for g in config.gates if g.criterion == spec.name):
+            problem = off_scale(gate, calibration.low, calibration.high, f"the human scale of calibration {spec.calibration}", labels=False)
+            if problem:
+                raise ConfigError(problem)
+    return found
 
 
 def _judge(

@@ -17,11 +17,12 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from judgesdk.core.errors import ConfigError, InputError, JudgeSDKError, ProviderError, UnavailableError
+from judgesdk.core.errors import ConfigError, InputError, JudgeSDKError, MissingItemField, ProviderError, UnavailableError, stray, stray_message
 from judgesdk.core.provenance import Provenance, options_hash, sdk_version
 from judgesdk.core.types import Criterion, CriterionSpec, JudgeItem, JudgeResult, as_criteria, as_criterion
 from judgesdk.estimation.estimate import EstimationSettings
 from judgesdk.judging.judge_config import JudgeConfig, detect_chain, load_config
+from judgesdk.prompting.injection import instruction_like
 from judgesdk.prompting.templates import Template, load_template
 from judgesdk.provider.layers.witness import collecting, served_by
 from judgesdk.provider.protocol import Provider
@@ -61,7 +62,7 @@ class Judge:
         scorer_for(method)  # fail now on an unknown method, not at the first item
         self.options = ScorerOptions(
             settings=settings or EstimationSettings(),
-            template=None if template is None else _template(template),
+            template=None if template is None else _template(template, method),
             dataset=dataset,
             extra=dict(method_options or {}),
         )
@@ -154,6 +155,10 @@ class Judge:
                     raise  # stops the run (below); provider failures never get here, the chain made them results
                 except Exception as exc:  # noqa: BLE001 - anything else is this item's status; the others go on
                     result = _item_failed(item, crit, method or self.method, exc)
+                except BaseException as exc:  # SystemExit, GeneratorExit... raised by this item's code: its status too
+                    if not stray(exc):
+                        raise
+                    result = _error_result(item, crit, method or self.method, stray_message(exc))
             if on_result is not None:
                 on_result(index, result)
             return result
@@ -252,6 +257,10 @@ class Judge:
         async def watched() -> T:
             try:
                 return await coro
+            except BaseException as exc:  # a SystemExit escaping a task would end the loop's thread: the caller would wait forever
+                if isinstance(exc, Exception) or not stray(exc):
+                    raise
+                raise RuntimeError(stray_message(exc)) from exc
             finally:
                 ended.set()
 
@@ -298,9 +307,13 @@ class Judge:
 
         started = time.perf_counter()
         try:
-            return await self._chain(attributed)
+            result = await self._chain(attributed)
         except _ChainFailed as exc:
-            return _error_result(item, criteria, method, str(exc), latency_s=time.perf_counter() - started)
+            result = _error_result(item, criteria, method, str(exc), latency_s=time.perf_counter() - started)
+        except MissingItemField as exc:  # this item lacks what its prompt shows: its error, the others go on (issue 28)
+            named = f"item {item.id!r}" if item.id is not None else "an item without an id"
+            result = _error_result(item, criteria, method, f"{named}: {exc}", latency_s=time.perf_counter() - started)
+        return _flag_instructions(item, result)
 
     def _provenance(self, provider: Provider, method: str, calls: list[Any], result: JudgeResult) -> Provenance:
         served, templates = served_by(calls)
@@ -389,8 +402,27 @@ def _error_result(item: JudgeItem, criteria: tuple[Criterion, ...], method: str,
     )
 
 
-def _template(template: str | Path | Template) -> Template:
-    return template if isinstance(template, Template) else load_template(template)
+def _flag_instructions(item: JudgeItem, result: JudgeResult) -> JudgeResult:
+    """The result with ``details["instruction_like"]`` naming text of the output that addresses the judge
+    (:func:`judgesdk.prompting.injection.instruction_like`): the review policy flags it for a human, the score
+    stands as the judge gave it. Read from the item alone, so it never changes an answer or a cache key."""
+    reason = instruction_like(item.output)
+    return result if reason is None else result.model_copy(update={"details": {**result.details, "instruction_like": reason}})
+
+
+def _template(template: str | Path | Template, method: str) -> Template:
+    """The judge's template, refused when its prompt would not show the judged output: every method but
+    ``likelihood`` (which scores the output as the continuation of the prompt) puts it in the prompt."""
+    loaded = template if isinstance(template, Template) else load_template(template)
+    if method not in OUTPUT_AS_CONTINUATION and not loaded.shows_the_output():
+        raise InputError(
+            f"template {loaded.id!r} has no {{{{output}}}}: the judge would score without seeing the text it judges; put "
+            "{{output}} where the judged text goes ({{output_a}} and {{output_b}} for a comparison)"
+        )
+    return loaded
+
+
+OUTPUT_AS_CONTINUATION = ("likelihood",)  # methods whose template holds no output: they score it as the prompt's continuation
 
 
 def _as_builder(source: ProviderSource) -> Callable[[], Provider]:

@@ -41,7 +41,7 @@ import os
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -50,6 +50,7 @@ from judgesdk.core.types import Criterion
 from judgesdk.estimation.estimate import EstimationSettings
 from judgesdk.provider.layers.breaker import OverloadConfig
 from judgesdk.provider.layers.retry import RetryPolicy
+from judgesdk.provider.registry import BUILT_IN, provider_spec
 from judgesdk.provider.settings import NO_KEY_IN_CONFIG, CacheConfig, ProviderConfig
 from judgesdk.provider.stack import StackPlan
 from judgesdk.records import Ask
@@ -245,8 +246,9 @@ def load_config(source: str | Path | Mapping[str, Any] | JudgeConfig | None = No
         raise ConfigError(f"invalid judgesdk config: {validation_summary(exc)}") from None
 
 
-def validation_summary(exc: ValidationError) -> str:
-    """One line naming each bad field and what is wrong, never the value given (it may be a secret)."""
+def validation_summary(exc: ValidationError, model: type[BaseModel] | None = None) -> str:
+    """One line naming each bad field and what is wrong, never the value given (it may be a secret). An unknown
+    key of any section of ``model`` (default :class:`JudgeConfig`) is named with the field it is closest to."""
     parts = []
     for error in exc.errors(include_url=False, include_input=False, include_context=False):
         where = ".".join(str(part) for part in error["loc"])
@@ -260,8 +262,61 @@ def validation_summary(exc: ValidationError) -> str:
                 message += f" (did you mean {close[0]!r}?)" if close else (
                     " (adapter options such as model_path or n_gpu_layers go under [providers.options])"
                 )
+            elif len(error["loc"]) == 1 and _belongs_elsewhere(str(error["loc"][0])):
+                message += _belongs_elsewhere(str(error["loc"][0]))
+            else:
+                message += _did_you_mean(str(error["loc"][-1]), fields_at(model or JudgeConfig, error["loc"][:-1]))
         parts.append(f"{where}: {message}" if where else message)
     return "; ".join(parts)
+
+
+def _did_you_mean(key: str, fields: Sequence[str]) -> str:
+    """`` (did you mean 'max_attempts'?)`` for the field closest to ``key``, else the valid ones; "" without any."""
+    if not fields:
+        return ""
+    close = difflib.get_close_matches(key, fields, n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else f" (valid: {', '.join(sorted(fields))})"
+
+
+def fields_at(model: type[BaseModel], loc: Sequence[int | str]) -> list[str]:
+    """The field names of the section at ``loc`` (a validation error's path, list indices included) under ``model``:
+    ``("retry",)`` gives RetryPolicy's, ``("gates", 0, "mean")`` MeanGate's (``mean``: the tag pydantic puts in the
+    path of a member of a discriminated union). Empty where the path leads to no model (a free-form table)."""
+    current = [model]
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        found = [inner for m in current if part in m.model_fields for inner in _models_in(m.model_fields[part].annotation)]
+        if not found:  # a union member's tag: the member whose literal kind it is
+            found = [m for m in current if part in get_args(getattr(m.model_fields.get("kind"), "annotation", None))]
+        if not found:
+            return []
+        current = found
+    return sorted({name for m in current for name in m.model_fields})
+
+
+def _models_in(annotation: Any) -> list[type[BaseModel]]:
+    """The pydantic models an annotation holds (``list[X]``, ``X | None``, ``Annotated[A | B, ...]``)."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    return [model for arg in get_args(annotation) for model in _models_in(arg)]
+
+
+def _belongs_elsewhere(key: str) -> str:
+    """Where a top-level key that is no field of the config belongs, when it is a provider's field or a
+    built-in provider's option (``model_path`` written above ``[[providers]]``); "" otherwise."""
+    if key in ProviderConfig.model_fields:
+        return f" ({key} is set for each provider: write it under [[providers]])"
+    kinds = []
+    for kind in BUILT_IN:
+        try:
+            if key in provider_spec(kind).option_names():
+                kinds.append(kind)
+        except Exception:  # noqa: BLE001 - an adapter that cannot be imported here names no options
+            continue
+    if kinds:
+        return f" ({key} is an option of provider {' and '.join(kinds)}: write it under [[providers]], in its [providers.options] table)"
+    return ""
 
 
 def _read_file(path: Path) -> dict[str, Any]:
@@ -305,11 +360,33 @@ def _yaml_problem(exc: Exception) -> str:
     return f"not valid YAML: {problem}{where}"
 
 
+_TRUE, _FALSE = ("1", "true", "yes", "on", "y", "t"), ("0", "false", "no", "off", "n", "f", "")
+PROVIDER_VARIABLES = ("JUDGESDK_MODEL", "JUDGESDK_BASE_URL", "JUDGESDK_API")  # what JUDGESDK_PROVIDER's one provider takes
+
+
+def env_flag(env: Mapping[str, str], name: str) -> bool:
+    """A yes/no variable: 1/true/yes/on (any case) is yes, 0/false/no/off or empty is no, anything else a
+    ConfigError (``JUDGESDK_NO_CACHE=TRUE`` must turn the cache off, ``=maybe`` must not pass unnoticed)."""
+    value = env.get(name, "").strip().lower()
+    if value in _TRUE or value in _FALSE:
+        return value in _TRUE
+    raise ConfigError(f"{name} must be 1, true, yes or on (or 0, false, no, off), got {env[name][:20]!r}")
+
+
 def _apply_env(data: dict[str, Any], env: Mapping[str, str]) -> dict[str, Any]:
-    """``JUDGESDK_PROVIDER``/``_MODEL``/``_BASE_URL`` replace the chain with one provider;
+    """``JUDGESDK_PROVIDER`` (with ``_MODEL``, ``_BASE_URL``, ``_API``) replaces the chain with one provider;
     ``JUDGESDK_CACHE_DIR``, ``JUDGESDK_CACHE_SIZE_MB``, ``JUDGESDK_NO_CACHE=1``, ``JUDGESDK_CONCURRENCY``,
-    ``JUDGESDK_METHOD`` override."""
+    ``JUDGESDK_METHOD`` override. ``JUDGESDK_MODEL`` or ``_BASE_URL`` without ``JUDGESDK_PROVIDER`` is a
+    ConfigError: which provider of a chain (or of the detected one) it would change is a guess, and a base URL
+    guessed onto a provider would pair its key with a host the config did not name."""
     data = dict(data)
+    stray = [name for name in PROVIDER_VARIABLES if env.get(name)]
+    if stray and not env.get("JUDGESDK_PROVIDER"):
+        raise ConfigError(
+            f"{' and '.join(stray)} {'is' if len(stray) == 1 else 'are'} set but JUDGESDK_PROVIDER is not: they describe the one "
+            "provider JUDGESDK_PROVIDER names (e.g. JUDGESDK_PROVIDER=openai); set it too, or unset them and set model and "
+            "base_url under [[providers]] in the config"
+        )
     if env.get("JUDGESDK_PROVIDER"):
         provider: dict[str, Any] = {"kind": env["JUDGESDK_PROVIDER"]}
         for key, name in (("model", "JUDGESDK_MODEL"), ("base_url", "JUDGESDK_BASE_URL"), ("api", "JUDGESDK_API")):
@@ -321,7 +398,7 @@ def _apply_env(data: dict[str, Any], env: Mapping[str, str]) -> dict[str, Any]:
         cache["directory"] = env["JUDGESDK_CACHE_DIR"]
     if env.get("JUDGESDK_CACHE_SIZE_MB"):
         cache["size_limit_mb"] = env["JUDGESDK_CACHE_SIZE_MB"]
-    if env.get("JUDGESDK_NO_CACHE") in ("1", "true", "yes"):
+    if env_flag(env, "JUDGESDK_NO_CACHE"):
         cache["enabled"] = False
     data["cache"] = cache
     if env.get("JUDGESDK_CONCURRENCY"):

@@ -27,6 +27,8 @@ per criterion:
   :class:`~judgesdk.meta.judge_report.LengthBias`);
 * **tokens and time per 1,000 items** from the rows' ``usage`` and ``latency_s`` (meta-eval's
   :class:`~judgesdk.meta.judge_report.Throughput`);
+* **which fused fit** (domain and variant) scored the rows, how many ``auto`` judged by its fallback and how
+  many items lay outside every fit's domain (:mod:`judgesdk.meta.card_fits`);
 
 and, for the whole card, the judge's identity (provider, model id, the model file's hash or the API model
 id as the provider names it, the SDK version) and the labelled selection (data file, subset, text view).
@@ -47,6 +49,7 @@ from pydantic import BaseModel, Field
 
 from judgesdk.core.errors import InputError
 from judgesdk.core.types import Scale
+from judgesdk.meta.card_fits import FitUsage, fit_usage
 from judgesdk.meta.correlation import level_correlation
 from judgesdk.meta.datasets import HumanRecord, human_scores
 from judgesdk.meta.evaluate import LevelResult, MetaEvalResult, load_predictions, meta_evaluate, scale_for
@@ -177,6 +180,7 @@ class CriterionCard(BaseModel):
     run_wall_seconds: float | None = None  # its wall-clock time judging them
     run_concurrency: int | None = None
     meta_eval_command: str = ""  # reproduces the agreement figures
+    fits: FitUsage | None = None  # which fused fit (domain) scored the rows, fallbacks, items outside the domain
 
 
 class Card(BaseModel):
@@ -447,6 +451,7 @@ def criterion_card(
         length=result.length,
         throughput=result.throughput,
         meta_eval_command=command,
+        fits=fit_usage(raw for key, (_, raw) in rows.items() if key in joined_keys),
     )
 
 

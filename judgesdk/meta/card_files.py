@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from judgesdk.core.errors import InputError
+from judgesdk.meta import card_fits
 from judgesdk.meta.card import Card, CriterionCard
 from judgesdk.meta.correlation import LEVEL_DEFINITIONS
 from judgesdk.meta.evaluate import LevelResult
@@ -86,6 +87,7 @@ def _section(section: CriterionCard) -> list[str]:
         )
     else:
         out.append("No row carries a label distribution (coverage: n/a).")
+    out += ["", "### Fused fit and domain", "", *card_fits.render(section.fits)]
     out += ["", "### Positional bias", ""]
     pos = section.positional
     if pos is not None:

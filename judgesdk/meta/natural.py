@@ -5,7 +5,8 @@ has restarted his row ... his team 's 0-0 draw"), NewsRoom's articles carry HTML
 likelihood moves with such artifacts, and users' text has none, so signals fitted on the benchmark
 are computed on this view: the original article where the data keeps it (``source_untokenized``), HTML
 unescaped and stripped, PTB tokens joined (NLTK's Treebank detokenizer), and a lowercased word recased
-when the source only ever writes it capitalised. Human scores and ids are unchanged.
+when the source only ever writes it capitalised. TopicalChat's dialogue history (tokenized, no
+untokenized copy) is joined turn by turn, and its grounding fact too. Human scores and ids are unchanged.
 """
 
 from __future__ import annotations
@@ -49,10 +50,20 @@ def recase(text: str, source: str) -> str:
     return _WORD.sub(lambda m: casing.get(m.group(0), m.group(0)) if m.group(0).islower() else m.group(0), text)
 
 
+# Data sets whose source is PTB-tokenized with no untokenized copy: joined line by line (a dialogue's turns)
+TOKENIZED_SOURCES = frozenset({"topicalchat"})
+
+
 def natural(record: HumanRecord) -> HumanRecord:
-    """The record with source, output and reference in natural text (see the module docstring)."""
+    """The record with source, output, reference and context in natural text (see the module docstring)."""
     extra = record.model_extra or {}
     source = extra.get("source_untokenized") or record.source
-    source = strip_html(source) if source else source
+    if source and record.dataset in TOKENIZED_SOURCES and not extra.get("source_untokenized"):
+        source = "\n".join(detokenize(strip_html(line)) for line in source.splitlines() if line.strip())
+    else:
+        source = strip_html(source) if source else source
     fix = lambda text: recase(detokenize(strip_html(text)), source or "") if text else text  # noqa: E731
-    return record.model_copy(update={"source": source, "output": fix(record.output), "reference": fix(record.reference)})
+    update = {"source": source, "output": fix(record.output), "reference": fix(record.reference)}
+    if record.context:
+        update["context"] = detokenize(strip_html(record.context))
+    return record.model_copy(update=update)

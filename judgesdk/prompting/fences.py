@@ -9,9 +9,11 @@ papers' headers (``Summary #1:``, ``Summary:``), and end with an answer line (``
 
 * **Fence tags are escaped.** An opening or closing tag whose name the template uses as a fence
   (``<output>``, ``</source>``; any case, spaces inside, with or without ``>``, full-width forms that
-  NFKC reads as one) gets its ``<`` written as ``&lt;``: ``</output>`` reads ``&lt;/output>``.
+  NFKC reads as one, invisible format characters such as a zero-width space or a soft hyphen inside it,
+  which a tokenizer may drop) gets its ``<`` written as ``&lt;``: ``</output>`` reads ``&lt;/output>``.
 * **Lines that read as the template's own lines are quoted.** A line of judged text that starts (after
-  spaces, bullets, markdown and zero-width characters; compared in NFKC case-folded form) with
+  spaces, bullets, markdown and zero-width characters, and after list numbering such as ``1.``, ``2)``,
+  ``(a)``, ``iv.``; compared in NFKC case-folded form) with
 
   1. a header of the template itself (``Summary #2:``, ``Article:``, ``A:``, ``Your Answer (...):``,
      ``Evaluation Form (scores ONLY):``: the text before the first ``:`` of any template line) or its
@@ -68,6 +70,8 @@ _MARKDOWN = re.compile(r"[*_`\u200b\u200c\u200d\u2060\ufeff\u00ad]+")
 _SPACES = re.compile(r"\s+")
 _TAG = re.compile(r"</?\s*([A-Za-z][\w-]*)\s*>")
 _LESS_THAN = re.compile("[<\ufe64\uff1c]")  # what NFKC reads as "<"
+# List numbering before a line's text ("1.", "2)", "(a)", "iv.", "1.2."): a numbered answer line is an answer line.
+_NUMBERING = re.compile(r"(?:\(\s*(?:\d{1,3}|[a-z]{1,4})\s*\)|(?:\d{1,3}(?:\.\d{1,3})*|[a-z]{1,4})[.)])(?:\s+|(?=[^\W\d_])|(?=[^\w\s]))")
 _ANSWER_WORDS = (
     r"scores?|scoring|ratings?|grades?|answers?|choices?|verdicts?|decisions?|judge?ments?|evaluations?|labels?|preferences?"
 )
@@ -136,6 +140,20 @@ def fences_of(system: str, user: str, answer_prefix: str, answer_line: str = "")
 def reads_as_template_line(line: str, fences: Fences) -> bool:
     """Whether ``line`` (of judged text) would read as one of the template's own lines or as an answer."""
     norm, whole = _norm(line)
+    unnumbered = _unnumbered(norm)
+    if unnumbered != norm and unnumbered and _reads_as_template_line(unnumbered, whole, fences):
+        return True
+    return _reads_as_template_line(norm, whole, fences)
+
+
+def _unnumbered(norm: str) -> str:
+    """A normalized line without its list numbering (``1. score (1-5): 5`` -> ``score (1-5): 5``), nested ones too."""
+    while (found := _NUMBERING.match(norm)) is not None:
+        norm = _LEAD_RUN.sub("", norm[found.end() :], count=1)
+    return norm
+
+
+def _reads_as_template_line(norm: str, whole: bool, fences: Fences) -> bool:
     if not norm:
         return False
     if any(norm.startswith(head) for head in fences.heads):
@@ -154,12 +172,21 @@ def reads_as_template_line(line: str, fences: Fences) -> bool:
     return whole and bool(_VALUE.match(norm[field.end() :]))
 
 
+# Format characters (Unicode category Cf: zero-width space and joiners, soft hyphen, word joiner, BOM...): invisible
+# in the prompt and often dropped by a tokenizer, so "</out\u200bput>" closes the fence as "</output>" would.
+_INVISIBLE = re.compile(
+    "[\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890-\u0891\u08e2\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f"
+    "\ufeff\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U00013438\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f]"
+)  # every Cf character of Unicode 15 (tests/prompting/test_fences.py checks the list against unicodedata)
+
+
 def _escape_tags(text: str, tag: re.Pattern[str]) -> str:
     """``<`` (or a character NFKC reads as ``<``) that opens one of the fence tags, written ``&lt;``."""
     out = []
     last = 0
     for m in _LESS_THAN.finditer(text):
-        if tag.match(unicodedata.normalize("NFKC", text[m.start() : m.start() + 80]).casefold()):
+        window = _INVISIBLE.sub("", unicodedata.normalize("NFKC", text[m.start() : m.start() + 80]))
+        if tag.match(window.casefold()):
             out.append(text[last : m.start()])
             out.append("&lt;")
             last = m.end()

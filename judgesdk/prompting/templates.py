@@ -21,6 +21,7 @@ The content hash of the file enters the cache key, so editing a template never s
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import re
 import sys
@@ -30,7 +31,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from judgesdk.core.errors import InputError
+from judgesdk.core.errors import InputError, MissingItemField
 from judgesdk.prompting.fences import JUDGED, Fences, fences_of, neutralize, neutralized_by
 from judgesdk.provider.protocol import Message
 
@@ -39,6 +40,11 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
+TEMPLATE_KEYS = ("id", "version", "user", "system", "answer_prefix", "source", "description")
+# What shows a judge the text it judges: one output, or the two outputs of a comparison.
+SHOWN_OUTPUTS = (frozenset({"output"}), frozenset({"output_a", "output_b"}))
+
+ITEM_FIELDS = ("source", "reference", "context")  # an item's optional texts: a template may need one the item lacks
 _PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 
 
@@ -59,12 +65,24 @@ class Template(BaseModel):
         text = "".join([self.system or "", self.user, self.answer_prefix])
         return set(_PLACEHOLDER.findall(text))
 
+    def shows_the_output(self) -> bool:
+        """Whether the prompt shows the judged text (``{{output}}``, or ``{{output_a}}`` and ``{{output_b}}``): a
+        judge asked without it still answers, with a score of nothing."""
+        return any(shown <= self.variables for shown in SHOWN_OUTPUTS)
+
     def tags(self) -> tuple[tuple[str, str], ...]:
         """Provenance that enters the cache key."""
         return (("template_id", self.id), ("template_version", self.version), ("template_hash", self.content_hash))
 
     def render(self, **values: object) -> tuple[Message, ...]:
         missing = sorted(self.variables - {k for k, v in values.items() if v is not None})
+        absent = [name for name in missing if name in ITEM_FIELDS]
+        if missing and absent == missing:  # the item's fault, not the template's or the caller's
+            raise MissingItemField(
+                f"it has no {' or '.join(map(repr, absent))}, which template {self.id!r} shows the judge: add "
+                f"{'it' if len(absent) == 1 else 'them'} to the item (its input line), or choose a method or template that does without",
+                fields=absent,
+            )
         if missing:
             raise InputError(f"template {self.id!r} needs values for {missing}; pass them to render()")
         fences = None
@@ -102,8 +120,12 @@ def parse_template(data: bytes, origin: str = "<bytes>") -> Template:
     for key in ("id", "version", "user"):
         if key not in raw:
             raise InputError(f"template {origin} lacks the required key {key!r}")
-    known = {"id", "version", "user", "system", "answer_prefix", "source", "description"}
-    fields = {k: str(v) for k, v in raw.items() if k in known}
+    for key in raw:  # a typo (answer_prefx, sytem) would be a template silently without that part
+        if key not in TEMPLATE_KEYS:
+            close = difflib.get_close_matches(key, TEMPLATE_KEYS, n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise InputError(f"template {origin} has an unknown key {key!r} ({hint}keys: {', '.join(TEMPLATE_KEYS)})")
+    fields = {k: str(v) for k, v in raw.items()}
     return Template(content_hash=hashlib.sha256(data).hexdigest()[:16], **fields)
 
 

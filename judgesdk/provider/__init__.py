@@ -3,6 +3,8 @@
 * :mod:`~judgesdk.provider.protocol`: the interface. A :class:`Provider` turns a typed
   :class:`GenerateRequest` (generation, top-k logprobs, exact label scoring, continuation log-likelihood)
   into a typed :class:`GenerateResponse`, and declares its :class:`Capabilities`.
+* :mod:`~judgesdk.provider.decisions`: decision requests (an input and typed questions, answered with the
+  server's own probabilities) as the protocol carries them; their wire mappings live with the adapters.
 * :mod:`~judgesdk.provider.registry`: provider kinds by name, each adapter's typed options, default model,
   capabilities and pricing; third-party kinds through entry points.
 * :mod:`~judgesdk.provider.pricing`: what tokens cost (LiteLLM's price map offline, or configured prices).

@@ -6,6 +6,11 @@ price map, read offline (``LITELLM_LOCAL_MODEL_COST_MAP=True`` is set before Lit
 nothing is fetched), or from explicit prices (:class:`CostModel`). A local model, or a model the map does
 not know, gets cost ``None`` and a note saying why: never a made-up number.
 
+Decision calls (``route="decisions"``: OpenAI Decisions, System One, LiteLLM's decision routes) are billed from
+the map's ``<field>_decisions`` values where a model has them (``gpt-6-luna``: output tokens free, cached input
+reads at the input price), through LiteLLM's own ``apply_decisions_pricing``, with the map's price tier for
+requests above its ``_above_<N>k_tokens`` threshold (272k on ``gpt-6-luna``).
+
 The budget cap that spends against these prices is a provider wrapper, :mod:`judgesdk.provider.layers.budget`; the runner
 that stops a run cleanly at the cap is :func:`judgesdk.judging.runners.score_within_budget`.
 found here, with a :class:`DeprecationWarning` (this module sits below both).
@@ -17,17 +22,21 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from judgesdk.core.types import JudgeResult
 from judgesdk.provider.protocol import Usage
 from judgesdk.provider.registry import pricing
 
-__all__ = ["CostModel", "CostReport", "Price", "UsageGroup", "price_for", "summarize_usage"]
+__all__ = ["CostModel", "CostReport", "Price", "Route", "UsageGroup", "price_for", "result_route", "summarize_usage"]
+
+Route = str  # "chat" (every prompt-based call) or "decisions" (a decision request: its own price fields)
 
 
 class CostModel(BaseModel):
     """Configured prices to turn token usage into money (USD per million tokens), instead of the price map."""
+
+    model_config = ConfigDict(extra="forbid")
 
     usd_per_million_input: float = 0.0
     usd_per_million_output: float = 0.0
@@ -55,8 +64,15 @@ class Price(BaseModel):
     cached_input: float | None = None  # None: same as input
     cache_write_input: float | None = None  # None: same as input
     source: str
+    # a price tier for requests above ``tier_tokens`` input tokens (decision routes of the price map): ``above``
+    tier_tokens: int | None = None
+    above: Price | None = None
 
     def cost(self, usage: Usage) -> float:
+        """The cost of ``usage``; with a tier, requests whose input averages above ``tier_tokens`` (usage summed over
+        ``calls`` requests; one judged item is one decision request) are priced at the tier."""
+        if self.above is not None and self.tier_tokens is not None and usage.input_tokens > self.tier_tokens * max(usage.calls, 1):
+            return self.above.cost(usage)
         cached, written = usage.cached_input_tokens, usage.cache_write_input_tokens
         cached_price = self.input if self.cached_input is None else self.cached_input
         write_price = self.input if self.cache_write_input is None else self.cache_write_input
@@ -81,7 +97,7 @@ def _candidates(kind: str, model: str) -> list[str]:
     return names
 
 
-def price_for(kind: str, model: str, prices: CostModel | None = None) -> tuple[Price | None, str]:
+def price_for(kind: str, model: str, prices: CostModel | None = None, *, route: Route = "chat") -> tuple[Price | None, str]:
     """The per-token price of ``kind``/``model`` and where it came from, or None and why there is none.
 
     How a kind is priced (locally: no price; its price-map prefix; its prompt-cache multipliers) is what its
@@ -90,6 +106,7 @@ def price_for(kind: str, model: str, prices: CostModel | None = None) -> tuple[P
     multipliers of the input price (writes 1.25x, reads 0.1x) and any other model the input price. With
     configured ``prices``, reads cost ``usd_per_million_cached_input`` (default: the input price) and
     writes ``usd_per_million_cache_write`` (default: the input price, times 1.25 for ``kind="anthropic"``).
+    ``route="decisions"`` prices a decision call from the map's decision fields (module docstring).
     """
     if prices is not None:
         per_token = 1e-6
@@ -109,6 +126,8 @@ def price_for(kind: str, model: str, prices: CostModel | None = None) -> tuple[P
     for name in _candidates(kind, model):
         entry = table.get(name)
         if isinstance(entry, Mapping) and entry.get("input_cost_per_token") is not None:
+            if route == "decisions":
+                return _decisions_price(kind, name, entry)
             return _map_price(kind, name, entry), f"LiteLLM price map: {name}"
     return None, f"{kind}/{model} is not in LiteLLM's bundled price map: cost unknown (set prices to estimate it)"
 
@@ -139,14 +158,47 @@ def _map_price(kind: str, name: str, entry: Mapping[str, Any]) -> Price:
     )
 
 
+def _decisions_price(kind: str, name: str, entry: Mapping[str, Any]) -> tuple[Price, str]:
+    """A decision call's price from one map entry: its ``_decisions`` fields over the plain ones (LiteLLM's rule,
+    :mod:`litellm.litellm_core_utils.decisions_pricing`), and its ``_above_<N>k_tokens`` tier."""
+    from litellm.litellm_core_utils.decisions_pricing import apply_decisions_pricing, decisions_pricing_fields
+
+    own = bool(decisions_pricing_fields(entry))
+    row = dict(apply_decisions_pricing(entry))
+    price = _map_price(kind, name, row).model_copy(update={"source": f"LiteLLM price map: {name} (decisions)"})
+    tiers = sorted(
+        int(key.removeprefix("input_cost_per_token_above_").removesuffix("k_tokens"))
+        for key in row
+        if key.startswith("input_cost_per_token_above_") and key.endswith("k_tokens") and key[27:-8].isdigit()
+    )
+    if tiers:
+        suffix = f"_above_{tiers[0]}k_tokens"
+        tier_row = {base: row.get(f"{base}{suffix}", row.get(base)) for base in _TIERED}
+        tier_row["litellm_provider"] = row.get("litellm_provider")
+        price = price.model_copy(update={"tier_tokens": tiers[0] * 1000, "above": _map_price(kind, name, tier_row)})
+    how = "its decision prices" if own else "no decision prices of its own, so its plain prices"
+    tier = f"; above {tiers[0]}k input tokens a request, the tier's prices" if tiers else ""
+    return price, f"LiteLLM price map: {name} ({how}{tier})"
+
+
+_TIERED = ("input_cost_per_token", "output_cost_per_token", "cache_read_input_token_cost", "cache_creation_input_token_cost")
+
+
+def result_route(result: JudgeResult) -> Route:
+    """``"decisions"`` for a result a decision request produced (its method ``decision/...`` or ``.../decision``)."""
+    parts = result.method.split("/")
+    return "decisions" if parts[0] == "decision" or parts[-1] == "decision" else "chat"
+
+
 # -- usage and cost over results -------------------------------------------------------------------
 
 
 class UsageGroup(BaseModel):
-    """Usage of the results one provider/model produced."""
+    """Usage of the results one provider/model produced (on one route: decision calls are priced apart)."""
 
     provider: str
     model: str
+    route: Route = "chat"
     n_results: int
     n_cached: int
     usage: Usage  # every result's recorded usage, cached or not
@@ -167,27 +219,27 @@ class CostReport(BaseModel):
     notes: list[str] = Field(default_factory=list)
 
 
-def _group(provider: str, model: str, results: Sequence[JudgeResult], prices: CostModel | None) -> UsageGroup:
+def _group(provider: str, model: str, results: Sequence[JudgeResult], prices: CostModel | None, route: Route = "chat") -> UsageGroup:
     billed = sum((r.usage for r in results if not r.cached), Usage())
     usage = sum((r.usage for r in results), Usage())
     usd: float | None
     if billed.input_tokens + billed.output_tokens == 0:
         usd, note = 0.0, "nothing billed (every result from the cache, or no tokens)"
     else:
-        price, note = price_for(provider, model, prices)
+        price, note = price_for(provider, model, prices, route=route)
         usd = None if price is None else price.cost(billed)
     return UsageGroup(
-        provider=provider, model=model, n_results=len(results), n_cached=sum(r.cached for r in results),
+        provider=provider, model=model, route=route, n_results=len(results), n_cached=sum(r.cached for r in results),
         usage=usage, billed=billed, usd=usd, price_note=note,
     )  # fmt: skip
 
 
 def summarize_usage(results: Sequence[JudgeResult], prices: CostModel | None = None) -> CostReport:
     """Usage totals and estimated cost of ``results``, grouped by the provider/model that answered."""
-    by_model: dict[tuple[str, str], list[JudgeResult]] = {}
+    by_model: dict[tuple[str, str, str], list[JudgeResult]] = {}
     for result in results:
-        by_model.setdefault((result.provider, result.model), []).append(result)
-    groups = [_group(provider, model, members, prices) for (provider, model), members in sorted(by_model.items())]
+        by_model.setdefault((result.provider, result.model, result_route(result)), []).append(result)
+    groups = [_group(provider, model, members, prices, route) for (provider, model, route), members in sorted(by_model.items())]
     unknown = [g for g in groups if g.usd is None]
     return CostReport(
         n_results=len(results),

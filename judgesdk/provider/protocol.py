@@ -7,7 +7,9 @@ nothing about scoring. Everything a judge needs from a model fits in that single
 * per-token log-probabilities with top alternatives (``top_logprobs > 0``),
 * exact label scoring (``labels``: the log-probability of each label's token sequence as the
   continuation of the prompt, computed over the full vocabulary without generating), and
-* the log-likelihood of a given continuation (``continuation``).
+* the log-likelihood of a given continuation (``continuation``), and
+* typed decision questions about one input, answered with the server's own probabilities (``decision``:
+  :mod:`judgesdk.provider.decisions`; OpenAI Decisions, System One, ``judgesdk serve``).
 
 Keeping it one call means the behaviours that wrap providers (cache, retry, rate limits) wrap every
 use of a model without knowing which use it is, in the spirit of httpx transports.
@@ -25,6 +27,7 @@ from typing import Annotated, Literal, Protocol, TypeVar, runtime_checkable
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from judgesdk.core.types import Usage
+from judgesdk.provider.decisions import DecisionAnswer, DecisionRequest
 
 
 class Message(BaseModel):
@@ -49,6 +52,8 @@ class Capabilities(BaseModel):
     loglikelihood: bool = False  # log-probability of a given continuation
     prefill: bool = False  # a trailing assistant message is continued, not ignored
     grammar: bool = False  # generation follows ``GenerateRequest.grammar`` (GBNF); others must never be sent one
+    decisions: bool = False  # answers ``GenerateRequest.decision`` (typed questions) with the server's own probabilities
+    max_questions: int = Field(default=0, ge=0)  # most questions one decision call takes (the adapter splits above it)
 
 
 class GenerateRequest(BaseModel):
@@ -58,7 +63,8 @@ class GenerateRequest(BaseModel):
     carries provenance that must also enter the key (template id, version and content hash).
     ``grammar`` is a GBNF grammar (llama.cpp's format) the generated text must follow; callers set it
     only for providers whose ``capabilities.grammar`` is True, since a provider without it would return
-    unconstrained text that looks constrained.
+    unconstrained text that looks constrained. ``decision`` is a decision request (an input and typed
+    questions), sent only to providers whose ``capabilities.decisions`` is True; ``messages`` is then empty.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -76,14 +82,16 @@ class GenerateRequest(BaseModel):
     continuation: str | None = None
     tags: tuple[tuple[str, str], ...] = ()
     grammar: str | None = None
+    decision: DecisionRequest | None = None
 
     def fingerprint(self) -> str:
         """A stable hash of the request (sorted JSON). Fields added later with a None default (``grammar``)
         are left out while None, so the keys of requests that do not use them, and the caches holding
         those keys, stay what they were."""
         dumped = self.model_dump(mode="json")
-        if dumped["grammar"] is None:
-            del dumped["grammar"]
+        for late in ("grammar", "decision"):
+            if dumped[late] is None:
+                del dumped[late]
         payload = json.dumps(dumped, sort_keys=True, ensure_ascii=False)
         return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
@@ -130,6 +138,7 @@ class GenerateResponse(BaseModel):
     model: str = ""
     cached: bool = False
     notes: list[str] = Field(default_factory=list)  # e.g. "logprobs dropped by the backend"
+    decisions: list[DecisionAnswer] | None = None  # one answer per question of ``request.decision``, in its order
     # who answered, as the answer says (judgesdk.core.provenance): "model" (the id the API reports, which can name
     # a snapshot the configured alias resolved to), "system_fingerprint", "model_sha256" (a local file),
     # "runtime" (client library and version). Stored with the response, so a cached answer keeps it.
@@ -176,6 +185,12 @@ def runtime(package: str) -> str:
         return f"{package} {version(package)}"
     except PackageNotFoundError:
         return package
+
+
+def request_text(request: GenerateRequest) -> str:
+    """The text a request sends, as token estimates count it: its messages, or its decision request's input
+    and questions."""
+    return request.decision.as_text() if request.decision is not None else as_text(request.messages)
 
 
 def as_text(messages: tuple[Message, ...] | list[Message]) -> str:

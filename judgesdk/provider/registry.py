@@ -67,6 +67,7 @@ BUILT_IN: dict[str, str] = {
     "openai": "judgesdk.providers.openai:PROVIDER",
     "anthropic": "judgesdk.providers.anthropic:PROVIDER",
     "litellm": "judgesdk.providers.litellm:PROVIDER",
+    "systemone": "judgesdk.providers.systemone:PROVIDER",
     "local": "judgesdk.providers.llamacpp:PROVIDER",
     "scripted": "judgesdk.providers.scripted:PROVIDER",
 }
@@ -101,7 +102,7 @@ class ProviderSettings:
     kind: str
     model: str
     base_url: str | None = None
-    api: Literal["chat", "completions"] = "chat"
+    api: Literal["chat", "completions", "decisions", "systemone"] = "chat"
     timeout_s: float = 60.0
     api_key_env: str | None = None
     capabilities: Capabilities | None = None
@@ -114,11 +115,24 @@ class ProviderSettings:
             return None
         key = os.environ.get(self.api_key_env)
         if not key:
+            if _looks_like_a_key(self.api_key_env):  # the key pasted where its variable's name goes: never repeated
+                raise AuthError(
+                    "api_key_env names no variable that is set, and looks like a key rather than a variable's name: "
+                    'export MY_SERVER_KEY=<key> and write api_key_env = "MY_SERVER_KEY"',
+                    provider=self.kind,
+                )
             raise AuthError(
                 f"api_key_env names {self.api_key_env}, which is not set: export {self.api_key_env}=<key>, or fix the name",
                 provider=self.kind,
             )
         return key
+
+
+def _looks_like_a_key(name: str) -> bool:
+    """Whether a name no variable has looks like a key (long, mixing lower case with upper case or digits, as
+    generated tokens do) rather than a variable's name (``OPENAI_API_KEY``, ``my_server_key``)."""
+    lower = any(c.islower() for c in name)
+    return len(name) >= 20 and lower and any(c.isupper() or c.isdigit() for c in name)
 
 
 Builder = Callable[[ProviderSettings, Any], Provider]  # (settings, a validated options model) -> adapter

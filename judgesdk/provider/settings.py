@@ -10,6 +10,7 @@ them with the rest of a judge's config.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -20,8 +21,9 @@ from judgesdk.core.errors import ConfigError
 from judgesdk.provider.layers.ratelimit import RateLimitConfig
 from judgesdk.provider.protocol import Capabilities
 from judgesdk.provider.registry import ProviderSettings, ProviderSpec, canonical_kind, check_options, provider_spec
+from judgesdk.provider.urls import check_base_url
 
-__all__ = ["NO_KEY_IN_CONFIG", "CacheConfig", "ProviderConfig", "ProviderKind", "default_cache_dir", "model_name"]
+__all__ = ["NO_KEY_IN_CONFIG", "CacheConfig", "ProviderConfig", "ProviderKind", "capability_problems", "default_cache_dir", "model_name"]
 
 
 ProviderKind = str  # a kind the provider registry knows: judgesdk.provider.registry.provider_kinds()
@@ -31,6 +33,7 @@ NO_KEY_IN_CONFIG = (
     'api_key_env = "VARIABLE"'
 )
 _TOP_LEVEL = {"model", "base_url", "api", "timeout_s", "capabilities"}  # adapter arguments set as fields, never as options
+_VARIABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")  # what an environment variable's name can be
 
 
 class ProviderConfig(BaseModel):
@@ -40,7 +43,7 @@ class ProviderConfig(BaseModel):
     model: str | None = None
     base_url: str | None = None
     api_key_env: str | None = None  # name of the environment variable holding the key
-    api: Literal["chat", "completions"] = "chat"  # openai only
+    api: Literal["chat", "completions", "decisions", "systemone"] = "chat"  # openai: chat, completions, decisions; litellm: chat, decisions, systemone
     timeout_s: float = Field(default=60.0, gt=0)  # seconds per request
     capabilities: dict[str, Any] = Field(default_factory=dict)  # overrides of declared capabilities
     options: dict[str, Any] = Field(default_factory=dict)  # the kind's typed options (local: model_path, n_gpu_layers...)
@@ -50,6 +53,35 @@ class ProviderConfig(BaseModel):
     @classmethod
     def _registered_kind(cls, value: str) -> str:
         return canonical_kind(value)  # ConfigError (a ValueError) naming the valid kinds
+
+    @field_validator("base_url")
+    @classmethod
+    def _http_address(cls, value: str | None) -> str | None:
+        return None if value is None else check_base_url(value)
+
+    @field_validator("api_key_env")
+    @classmethod
+    def _variable_name(cls, value: str | None) -> str | None:
+        """The name of a variable, never the key itself: a value no variable can be named is refused without
+        being repeated (it is most likely the key, pasted where its variable's name goes)."""
+        if value is not None and not _VARIABLE.match(value):
+            raise ValueError(
+                "must be the name of an environment variable (letters, digits and _, e.g. MY_SERVER_KEY), not the key "
+                "itself: export MY_SERVER_KEY=<key> and write api_key_env = \"MY_SERVER_KEY\""
+            )
+        return value
+
+    @field_validator("capabilities")
+    @classmethod
+    def _known_capabilities(cls, value: dict[str, Any]) -> dict[str, Any]:
+        """Each override names a capability and has its type, checked at load; the error names the fields and
+        never the values."""
+        if value:
+            try:
+                Capabilities.model_validate({**Capabilities().model_dump(), **value})
+            except ValidationError as exc:
+                raise ValueError(capability_problems(exc, prefix="")) from None
+        return value
 
     @field_validator("options")
     @classmethod
@@ -107,4 +139,17 @@ def _capabilities(config: ProviderConfig, spec: ProviderSpec, settings: Provider
     try:
         return Capabilities.model_validate({**base.model_dump(), **config.capabilities})
     except ValidationError as exc:
-        raise ConfigError(f"invalid capabilities override {config.capabilities}: {exc}") from exc
+        raise ConfigError(f"invalid capabilities override: {capability_problems(exc)}") from None
+
+
+def capability_problems(exc: ValidationError, prefix: str = "capabilities.") -> str:
+    """One line naming each bad ``capabilities`` override and what is wrong with it, never its value."""
+    valid = ", ".join(Capabilities.model_fields)
+    problems = []
+    for error in exc.errors(include_url=False, include_input=False, include_context=False):
+        name = ".".join(str(part) for part in error["loc"])
+        if error["type"] == "extra_forbidden":
+            problems.append(f"{prefix}{name}: unknown capability (valid: {valid})")
+        else:
+            problems.append(f"{prefix}{name}: {error['msg']}")
+    return "; ".join(problems)

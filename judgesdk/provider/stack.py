@@ -15,6 +15,9 @@ budget                 a run's cap           checked before each real call (a ca
 meter                  a run's report        counts what the real calls spend (set beside an estimate)
 batch deferral         offline runs          a cache miss is recorded for a batch API and fails fast
 shared limit           the Ray engine        one account-wide limiter for every actor
+answer check           always                a 200 that is no answer (an error body, no choices,
+                                             logprobs above 0 or NaN) is a retryable error: retried
+                                             above, never cached
 rate limit             ``rate_limit``        in flight, RPM/TPM buckets, back-off on 429s, over a pool
                                              of SDK clients (one httpx pool each)
 adapter                ``[[providers]]``     the API itself (:mod:`judgesdk.providers`)
@@ -35,6 +38,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import cast
 
+from judgesdk.provider.layers.answers import AnswerCheck
 from judgesdk.provider.layers.batch import Deferral, DeferringProvider
 from judgesdk.provider.layers.breaker import OverloadConfig, OverloadGuard
 from judgesdk.provider.layers.budget import BudgetedProvider, BudgetMeter, MeteredProvider, UsageMeter
@@ -118,6 +122,7 @@ def assemble(source: ProviderConfig | ProviderSource, plan: StackPlan, extras: E
     else:
         # an instance is told from a factory by what it has (a Protocol isinstance check would ask for every member)
         provider = cast(Provider, source) if hasattr(source, "generate") else source()
+    provider = AnswerCheck(provider)
     if extras.shared_limit is not None:
         provider = SharedLimitProvider(provider, extras.shared_limit)
     if extras.defer is not None:

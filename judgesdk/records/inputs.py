@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from judgesdk.core.errors import InputError
 from judgesdk.core.types import JudgeItem, check_text
+from judgesdk.records.results import SUFFIX, results_files
 from judgesdk.records.rows import composite_id
 from judgesdk.records.schema import JOIN_FIELDS, ResultRow, parse_row
 
@@ -42,6 +44,8 @@ def read_items(path: Path) -> list[tuple[JudgeItem, dict[str, Any]]]:
                 check_text(value, name)
             except InputError as exc:
                 raise InputError(f"{path}:{number}: {exc}") from None
+            if not finite(value):  # carried into the row, it would make the results file non-standard JSON
+                raise InputError(f"{path}:{number}: '{name}' holds NaN or Infinity, which standard JSON has no word for: write null or a number")
     ids = item_ids(lines, path)
     items = []
     for (number, raw), the_id in zip(lines, ids):
@@ -59,7 +63,9 @@ def item_ids(lines: Sequence[tuple[int, Mapping[str, Any]]], path: str | Path = 
     so that an edited input file does not attach old results to new items."""
     ids: list[str] = []
     explicit: dict[str, list[int]] = {}
+    derived: dict[str, int] = {}  # sha: ids made here, and their line
     seen_content: dict[str, int] = {}
+    joined: dict[str, set[tuple[str, str]]] = {}  # doc_id:system_id ids -> the (doc_id, system_id) pairs that made them
     for number, raw in lines:
         given = raw.get("id")
         if isinstance(given, (bool, dict, list)):
@@ -68,6 +74,8 @@ def item_ids(lines: Sequence[tuple[int, Mapping[str, Any]]], path: str | Path = 
             the_id = str(given)
         else:
             the_id = composite_id(raw) or ""
+            if the_id:
+                joined.setdefault(the_id, set()).add((str(raw.get("doc_id")), str(raw.get("system_id"))))
         if the_id:
             explicit.setdefault(the_id, []).append(number)
         else:
@@ -75,11 +83,25 @@ def item_ids(lines: Sequence[tuple[int, Mapping[str, Any]]], path: str | Path = 
             seen_content[digest] = seen_content.get(digest, 0) + 1
             count = seen_content[digest]
             the_id = f"sha:{digest}" if count == 1 else f"sha:{digest}#{count}"
+            derived[the_id] = number
         ids.append(the_id)
+    for the_id, number in derived.items():  # an id written as another line's derived one: two items, one id
+        if the_id in explicit:
+            raise InputError(
+                f"{path}: line {explicit[the_id][0]} has the id {the_id!r}, which is the id line {number} gets from its texts "
+                f"(it has no id of its own): give line {number} an 'id' too, or line {explicit[the_id][0]} another one"
+            )
     repeated = {the_id: numbers for the_id, numbers in explicit.items() if len(numbers) > 1}
     if repeated:
         the_id, numbers = next(iter(repeated.items()))
         more = f" (and {len(repeated) - 1} more repeated id(s))" if len(repeated) > 1 else ""
+        pairs = sorted(joined.get(the_id, ()))
+        if len(pairs) > 1:  # not the same item twice: different pairs whose ':' joins collide
+            shown = " and ".join(f"doc_id {doc!r} with system_id {system!r}" for doc, system in pairs[:2])
+            raise InputError(
+                f"{path}: lines {', '.join(map(str, numbers))} are different items ({shown}) whose ids join to the same "
+                f"{the_id!r}{more}: give each line an explicit 'id', or doc_id/system_id values without ':'"
+            )
         raise InputError(
             f"{path}: lines {', '.join(map(str, numbers))} have the same id {the_id!r}{more}: "
             "give each line a unique 'id' (or unique doc_id/system_id)"
@@ -103,6 +125,11 @@ def read_objects(path: str | Path, what: str) -> list[tuple[int, dict[str, Any]]
     crash may have cut are read by :func:`read_rows`.
     """
     path = Path(path)
+    if str(path) == "-" or (path.exists() and not path.is_dir() and not path.is_file()):  # "-", /dev/stdin, a pipe, a device
+        raise InputError(
+            f"{what} file {path}: reading standard input, a pipe or a device is not supported (a run resumes by reading its "
+            "input again): save the lines to a file and give its path"
+        )
     if path.is_dir():
         raise InputError(f"{what} file {path} is a folder: give the path of a JSONL file, one JSON object per line")
     if not path.is_file():
@@ -115,6 +142,10 @@ def read_objects(path: str | Path, what: str) -> list[tuple[int, dict[str, Any]]
             row = json.loads(line)
         except json.JSONDecodeError as exc:
             raise InputError(f"{path}:{number}: not valid JSON ({exc.msg}); each line must be one JSON object") from exc
+        except RecursionError:
+            row = None  # nested past what the reader can follow: refused below with the same words
+        if row is None or nesting(row) > MAX_NESTING:
+            raise InputError(f"{path}:{number}: a value is nested more than {MAX_NESTING} levels deep; flatten it (or drop the field)")
         if not isinstance(row, dict):
             raise InputError(f"{path}:{number}: each line must be a JSON object")
         rows.append((number, row))
@@ -123,19 +154,61 @@ def read_objects(path: str | Path, what: str) -> list[tuple[int, dict[str, Any]]
     return rows
 
 
+MAX_NESTING = 64  # levels of arrays and objects in one input line; deeper ones could not be written back into a row
+
+
+def nesting(value: Any) -> int:
+    """How many levels of arrays and objects ``value`` has (0 for a scalar), counted without recursion."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        current, depth = stack.pop()
+        children = current.values() if isinstance(current, dict) else current if isinstance(current, list) else None
+        if children is None:
+            continue
+        deepest = max(deepest, depth)
+        if depth <= MAX_NESTING:
+            stack.extend((child, depth + 1) for child in children)
+    return deepest
+
+
+def finite(value: Any) -> bool:
+    """Whether no number in ``value`` (at any depth) is NaN or infinite."""
+    stack = [value]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, float) and not math.isfinite(current):
+            return False
+        if isinstance(current, dict):
+            stack.extend(current.values())
+        elif isinstance(current, list):
+            stack.extend(current)
+    return True
+
+
 def read_predictions(path: str | Path, what: str = "predictions") -> list[tuple[int, ResultRow]]:
     """Every line of a predictions file (a results file of ``judgesdk score``/``bench``, or one written
     elsewhere) as (line number, :class:`ResultRow`), read strictly (:func:`read_objects`) and validated
     (:func:`parse_row`); each line must carry its :func:`join_key`. Errors name the line."""
-    path = Path(path)
     out = []
-    for number, raw in read_objects(path, what):
-        where = f"{path}:{number}"
-        missing = [name for name in JOIN_FIELDS if raw.get(name) is None]
-        if missing:
-            raise InputError(f"{where}: missing {' and '.join(missing)}; every prediction line needs doc_id and system_id")
-        out.append((number, parse_row(raw, where)))
+    for file in _prediction_files(Path(path), what):
+        for number, raw in read_objects(file, what):
+            where = f"{file}:{number}"
+            missing = [name for name in JOIN_FIELDS if raw.get(name) is None]
+            if missing:
+                raise InputError(f"{where}: missing {' and '.join(missing)}; every prediction line needs doc_id and system_id")
+            out.append((number, parse_row(raw, where)))
     return out
+
+
+def _prediction_files(path: Path, what: str) -> list[Path]:
+    """``path``, or for a results folder (``score --engine ray -o``) its files as the one results reader takes them
+    (:func:`judgesdk.records.results.results_files`), less those with no line (a write task that had no rows)."""
+    if not path.is_dir():
+        return [path]
+    files = [file for file in results_files(path) if file.read_bytes().strip()]
+    if not files:
+        raise InputError(f"{what} folder {path} holds no non-empty *{SUFFIX} file: is it the folder `judgesdk score --engine ray -o` wrote?")
+    return files
 
 
 def read_utf8(path: Path, what: str) -> str:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, Any, TextIO
@@ -28,8 +31,8 @@ class Ledger:
     :meth:`write` is flushed, so a crash or Ctrl-C keeps each row written before it.
     """
 
-    def __init__(self, path: Path, handle: IO[bytes], rows: list[dict[str, Any]], skipped: int) -> None:
-        self.path, self._handle, self.rows, self.skipped = path, handle, rows, skipped
+    def __init__(self, path: Path, handle: IO[bytes], rows: list[dict[str, Any]], skipped: int, what: str = "results file") -> None:
+        self.path, self._handle, self.rows, self.skipped, self.what = path, handle, rows, skipped, what
         self.written = 0
 
     @classmethod
@@ -37,10 +40,12 @@ class Ledger:
         path = Path(path)
         if path.is_dir():
             raise InputError(f"{what} {path} is a directory: give the path of a results file, e.g. {path / 'results.jsonl'}")
+        if path.exists() and not path.is_file():  # /dev/full reads zeros without end: never read what is not a file
+            raise InputError(f"{what} {path} is not a regular file (a device, a pipe or a socket): give the path of a results file, e.g. results.jsonl")
         if create_parents:
             path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            handle = path.open("a+b")
+            handle = path.open("a+b", buffering=0)  # unbuffered: a write that fails leaves nothing queued to retry at close
         except OSError as exc:
             raise InputError(f"{what} {path}: cannot write it ({exc.strerror or exc})") from None
         try:
@@ -48,13 +53,13 @@ class Ledger:
             handle.seek(0)
             data = handle.read()
             rows, skipped = parse_rows(data, path)
+            _require_results(rows, path, what)
             if data and not data.endswith(b"\n"):
-                handle.write(b"\n")
-                handle.flush()
+                _write_all(handle, b"\n")
         except BaseException:
             handle.close()
             raise
-        return cls(path, handle, rows, skipped)
+        return cls(path, handle, rows, skipped, what)
 
     def latest(self, ask: Ask | None = None) -> dict[str, dict[str, Any]]:
         """The latest row per item id answering ``ask`` (every row when None)."""
@@ -65,8 +70,18 @@ class Ledger:
         return {key for key, row in self.latest(ask).items() if is_final(row)}
 
     def write(self, row: dict[str, Any]) -> None:
-        self._handle.write(encode_row(row))
-        self._handle.flush()
+        """Append one row, whole or not at all: a write the file system refuses (a full disk, a file size limit)
+        is cut back to the last whole row and becomes an :class:`InputError` saying what was kept and how to resume."""
+        end = self._handle.seek(0, 2)
+        try:
+            _write_all(self._handle, encode_row(row))
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                self._handle.truncate(end)
+            raise InputError(
+                f"{self.what} {self.path}: cannot write it ({exc.strerror or exc}); the {len(self.rows)} rows written before are kept: "
+                "free space (or fix the file) and run the same command again to resume"
+            ) from None
         self.rows.append(row)
         self.written += 1
 
@@ -79,6 +94,31 @@ class Ledger:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _require_results(rows: list[dict[str, Any]], path: Path, what: str) -> None:
+    """Every row already in the file is a judge result (it has the ``status`` or the ``format`` every row this
+    ledger writes has): appending to an items file (``score X -o X``) or to a labels file would mix results
+    into it, and its lines, read as results, would pass for items already judged."""
+    for number, row in enumerate(rows, start=1):
+        if "status" not in row and "format" not in row:
+            looks = " (it looks like an items line: it has 'output')" if "output" in row else (
+                " (it looks like a human label: it has 'label')" if "label" in row else ""
+            )
+            raise InputError(
+                f"{what} {path} is not a results file: its row {number} is no judge result (no 'status'){looks}; give {what} a "
+                "new file, or the results file of an earlier run to resume it"
+            )
+
+
+def _write_all(handle: IO[bytes], data: bytes) -> None:
+    """``data`` to an unbuffered file, however many writes the OS takes; its OSError when it refuses more."""
+    view = memoryview(data)
+    while view:
+        count = handle.write(view)
+        if not count:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        view = view[count:]
 
 
 def _lock(handle: IO[bytes], path: Path, what: str) -> None:

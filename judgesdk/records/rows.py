@@ -12,7 +12,9 @@ from typing import Any
 from judgesdk.core.errors import InputError
 from judgesdk.core.types import JudgeResult
 
-FINAL_VERDICTS = frozenset({"unparsed"})  # statuses without a score that a re-run cannot change
+# statuses without a score that a re-run cannot change: an answer that cannot be read, a question a decision server
+# declines (a missing answer is asked again)
+FINAL_VERDICTS = frozenset({"unparsed", "refused"})
 RESULTS_FORMAT = "judgesdk.results/1"  # every row names it (judgesdk.records.results reads it)
 
 
@@ -48,7 +50,7 @@ def row_for(result: JudgeResult, item_id: str, ask: Ask | None = None, extra: di
 
 
 def is_final(row: Mapping[str, Any] | None) -> bool:
-    """Whether re-running cannot change this row: it has a score, or a final verdict (``unparsed``)."""
+    """Whether re-running cannot change this row: it has a score, or a final verdict (``unparsed``, ``refused``)."""
     if row is None or row.get("status") == "error":
         return False
     return row.get("score") is not None or row.get("status") in FINAL_VERDICTS

@@ -44,6 +44,7 @@ METHODS: dict[str, str] = {
     "likelihood": "likelihood",
     "synthetic": "synthetic",
     "fusion": "fusion",
+    "decision": "decision",
 }
 
 

@@ -23,7 +23,7 @@ from judgesdk.provider.protocol import (
 
 S = TypeVar("S")
 R = TypeVar("R", bound=BaseModel)
-_STATUS_RANK: dict[str, int] = {"ok": 0, "low_coverage": 1, "unparsed": 2, "error": 3}
+_STATUS_RANK: dict[str, int] = {"ok": 0, "low_coverage": 1, "unparsed": 2, "refused": 3, "missing": 4, "error": 5}
 
 
 class ScorerOptions(BaseModel):
@@ -250,7 +250,7 @@ def template_override(options: ScorerOptions, needed: set[str]) -> Template | No
 
 
 def worst_status(statuses: Sequence[ResultStatus]) -> ResultStatus:
-    """The most severe of ``statuses`` (ok < low_coverage < unparsed < error); ok for none."""
+    """The most severe of ``statuses`` (ok < low_coverage < unparsed < refused < missing < error); ok for none."""
     return max(statuses, key=_STATUS_RANK.__getitem__, default="ok")
 
 

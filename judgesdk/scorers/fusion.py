@@ -53,7 +53,7 @@ from typing import Protocol, runtime_checkable
 
 from pydantic import BaseModel
 
-from judgesdk.core.errors import CapabilityError, InputError
+from judgesdk.core.errors import CapabilityError, InputError, MissingItemField
 from judgesdk.core.types import Criterion, JudgeItem, JudgeResult, Scale
 from judgesdk.estimation.estimate import EstimationSettings, estimate
 from judgesdk.estimation.grammars import format_for
@@ -387,7 +387,7 @@ def execution_settings(options: ScorerOptions) -> EstimationSettings:
 async def score(provider: Provider, item: JudgeItem, criterion: Criterion, options: ScorerOptions, method: str = "fusion") -> JudgeResult:
     """Fusion-Eval score of ``item`` on ``criterion`` (module docstring)."""
     if not item.source:
-        raise InputError("Fusion-Eval judges an output against its source: pass source='...'")
+        raise MissingItemField("it has no 'source', and Fusion-Eval judges an output against its source: pass source='...'")
     settings = execution_settings(options)
     assistants = assistants_for(criterion, options)
     metered = _Metered(provider)

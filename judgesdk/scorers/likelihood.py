@@ -28,7 +28,7 @@ import math
 from collections.abc import Sequence
 from typing import Literal, cast, get_args
 
-from judgesdk.core.errors import CapabilityError, InputError
+from judgesdk.core.errors import CapabilityError, InputError, MissingItemField
 from judgesdk.core.types import Criterion, JudgeItem, JudgeResult, ResultStatus
 from judgesdk.prompting.templates import Template
 from judgesdk.provider.protocol import (
@@ -117,7 +117,7 @@ def prompt_messages(
 ) -> tuple[Message, ...]:
     """The prefix the output continues: the template rendered for ``source`` (``""`` for the baseline)."""
     if source is None and "source" in template.variables:
-        raise InputError(f"likelihood template {template.id!r} scores the output given a source: pass source=...")
+        raise MissingItemField(f"it has no 'source', and likelihood template {template.id!r} scores the output given a source: pass source=...")
     return template.render(**{**template_values(item, criterion), "source": source})
 
 

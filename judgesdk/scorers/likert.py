@@ -12,12 +12,13 @@ The three aggregations of 002 (eq. 1-3) differ only in how the answer's distribu
 
 from __future__ import annotations
 
-from judgesdk.core.errors import InputError
+from judgesdk.core.errors import MissingItemField
 from judgesdk.core.types import Criterion, JudgeItem, JudgeResult
 from judgesdk.estimation.estimate import estimate
 from judgesdk.estimation.grammars import format_for
 from judgesdk.prompting.templates import Template, bundled_template_ids, load_template
 from judgesdk.provider.protocol import Provider
+from judgesdk.scorers import decision
 from judgesdk.scorers.common import ScorerOptions, result_from_estimate, template_values
 
 _METHOD_OF = {"direct": "parsed", "sampling": "sampling"}
@@ -27,7 +28,10 @@ DEFAULT_TEMPLATE = "direct.likert"
 async def score(
     provider: Provider, item: JudgeItem, criterion: Criterion, options: ScorerOptions, method: str = "geval"
 ) -> JudgeResult:
-    """Score ``item`` on ``criterion`` with aggregation ``method`` (geval, direct or sampling)."""
+    """Score ``item`` on ``criterion`` with aggregation ``method`` (geval, direct or sampling); geval on a
+    provider that answers decision questions asks one (:mod:`judgesdk.scorers.decision`)."""
+    if method == "geval" and decision.chosen(provider, method, options.settings)[0]:
+        return await decision.score(provider, item, criterion, options, method)
     settings = options.settings
     if method in _METHOD_OF:
         settings = settings.model_copy(update={"method": _METHOD_OF[method]})
@@ -45,5 +49,5 @@ def without_source_variant(template: Template) -> Template:
         return template
     variant = f"{template.id}.no_source"
     if variant not in bundled_template_ids():
-        raise InputError(f"template {template.id!r} needs a source text and has no {variant!r} variant: pass source=...")
+        raise MissingItemField(f"it has no 'source', which template {template.id!r} needs (it has no {variant!r} variant): pass source=...")
     return load_template(variant)

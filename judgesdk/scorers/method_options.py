@@ -25,14 +25,17 @@ METHOD_KEYS: dict[str, tuple[str, ...]] = {
     "likelihood": ("normalization",),
     "synthetic": ("rungs", "rung_max_tokens", "prediction", "comparison", "ladders"),
     "fusion": ("k", "temperature", "assistants", "task", "plan", "plans", "plan_max_tokens", "grammar"),
-    "fused": ("fused_model",),
-    "auto": ("fused_model",),
+    "fused": ("fused_model", "fused_levels"),
+    "auto": ("fused_model", "fused_levels", "decision_levels"),
+    "decision": ("decision_levels",),
 }
 COMPARISON_KEYS: tuple[str, ...] = ("labels", "concurrency")  # judge.compare and judge.rank (004, 001 h2h)
 
-POSITIVE_INTEGERS = ("max_tokens", "rung_max_tokens", "plan_max_tokens", "concurrency")  # read with int()
+POSITIVE_INTEGERS = ("max_tokens", "rung_max_tokens", "plan_max_tokens", "concurrency", "decision_levels")  # read with int()
 NON_NEGATIVE_NUMBERS = ("temperature",)  # read with float()
-BOOLEANS = ("grammar",)  # judgesdk.estimation.grammars.format_for: constrain generated answers to the verdict format
+# grammar: judgesdk.estimation.grammars.format_for constrains generated answers to the verdict format; fused_levels: the
+# fused judge's result carries its predictive distribution over the scale's levels (judgesdk.fused.levels)
+BOOLEANS = ("grammar", "fused_levels")
 
 
 def known_keys() -> tuple[str, ...]:

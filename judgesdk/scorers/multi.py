@@ -31,7 +31,7 @@ from judgesdk.core.errors import InputError
 from judgesdk.core.types import Criterion, JudgeItem, JudgeResult, ResultStatus, Scale
 from judgesdk.prompting.templates import Template, load_template
 from judgesdk.provider.protocol import Provider
-from judgesdk.scorers import likert, scorer_for
+from judgesdk.scorers import decision, likert, scorer_for
 from judgesdk.scorers.common import ScorerOptions, criteria_block, greedy_response, template_values
 
 Guideline = Literal["human", "model"]
@@ -108,12 +108,16 @@ async def score_fine_grained(
 ) -> JudgeResult:
     """002 §4.1.2 fine-grained: score each criterion with ``method``, then average (the parts are kept).
 
-    The criteria of one output are asked together, so a provider sees their prompts side by side: with a
+    On a provider that answers decision questions (:mod:`judgesdk.scorers.decision`), the criteria are one
+    request with a question each. Otherwise the criteria of one output are asked together, so a provider sees
+    their prompts side by side: with a
     template that defines every criterion up front (``{{criteria}}``, filled here, e.g.
     ``direct.likert.shared_criteria``) they differ only in the answer prefix, and a local model reuses
     the rest of the prompt for every criterion after the first.
     """
     shared_scale(criteria)
+    if decision.chosen(provider, method, options.settings)[0]:  # one decision request asks every criterion
+        return combine(await decision.score_criteria(provider, item, criteria, options, method), method, item)
     if options.template is not None:
         options = options.model_copy(update={"template": with_criteria(options.template, criteria, guideline)})
     scorer = scorer_for(method)

@@ -36,7 +36,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, model_validator
 
-from judgesdk.core.errors import InputError
+from judgesdk.core.errors import InputError, MissingItemField
 from judgesdk.core.types import Criterion, JudgeItem, JudgeResult, Scale
 from judgesdk.estimation.estimate import Estimate, estimate
 from judgesdk.prompting.templates import Template
@@ -204,7 +204,7 @@ def _rung_probs(found: Estimate, scale: Scale) -> tuple[float, float, float] | N
 async def score(provider: Provider, item: JudgeItem, criterion: Criterion, options: ScorerOptions, method: str = "synthetic") -> JudgeResult:
     """Score ``item`` against the synthetic ladder of its source (module docstring)."""
     if item.source is None or not item.source.strip():
-        raise InputError("synthetic-reference scoring writes references from the source: pass source='...'")
+        raise MissingItemField("it has no 'source', and synthetic-reference scoring writes references from the source: pass source='...'")
     rungs = options.extra.get("rungs", DEFAULT_RUNGS)
     generation_order(rungs)  # checks N before anything is generated
     template, scale, extra_values = _prediction(options, criterion)

@@ -26,6 +26,8 @@ from judgesdk.judging.judge_config import ask_for
 from judgesdk.providers.scripted import ScriptedProvider, ScriptedReply
 from judgesdk.records import Ask, read_items, read_rows, row_for
 
+from support.latency_server import LatencyServer
+
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="finds Ray's worker processes in /proc")
 
 WORKER = "ray::MapWorker(MapBatches(JudgeBatches))"  # the title Ray gives the judging actors' processes
@@ -59,20 +61,26 @@ def _reply(output: str) -> ScriptedReply:
 class Scripted:
     """A picklable factory of scripted providers: replies by :func:`_reply`, each call ``delay_s`` long,
     failing (as an unreachable API would) while the file ``fail_while`` exists, recording each actor's pid
-    and each call's time in ``trace``."""
+    and each call's time in ``trace``. ``meet``: that many processes must have built a provider before any
+    is returned, and made a call before any first call returns (so every actor of a pool takes part, however
+    unevenly the machine starts them)."""
 
-    def __init__(self, trace: Path, delay_s: float = 0.0, fail_while: Path | None = None) -> None:
-        self.trace, self.delay_s, self.fail_while = trace, delay_s, fail_while
+    def __init__(self, trace: Path, delay_s: float = 0.0, fail_while: Path | None = None, meet: int = 0) -> None:
+        self.trace, self.delay_s, self.fail_while, self.meet = trace, delay_s, fail_while, meet
 
     def __call__(self) -> ScriptedProvider:
         from judgesdk.core.errors import PermanentError
         from judgesdk.provider.protocol import as_text
 
         (self.trace / f"pid-{os.getpid()}").touch()
+        _meet(self.trace, "pid-*", self.meet)
 
         def rule(request):
+            first = not (self.trace / f"calls-{os.getpid()}").exists()
             with open(self.trace / f"calls-{os.getpid()}", "a") as f:
                 f.write(f"{time.time()}\n")
+            if first:
+                _meet(self.trace, "calls-*", self.meet)
             if self.delay_s:
                 time.sleep(self.delay_s)
             if self.fail_while is not None and self.fail_while.exists():
@@ -80,6 +88,14 @@ class Scripted:
             return _reply(as_text(request.messages))
 
         return ScriptedProvider(rule)
+
+
+def _meet(trace: Path, pattern: str, count: int, timeout_s: float = 300.0) -> None:
+    """Wait (at most ``timeout_s``: then the test's own assertions say what went wrong) until ``count`` files
+    match ``pattern`` in ``trace``: a barrier between actor processes."""
+    deadline = time.monotonic() + timeout_s
+    while count and len(list(trace.glob(pattern))) < count and time.monotonic() < deadline:
+        time.sleep(0.02)
 
 
 CONFIG = {"cache": {"enabled": False}, "method": "geval", "retry": {"max_attempts": 1}}
@@ -131,6 +147,68 @@ def test_rows_equal_the_single_process_rows(ray_local, tmp_path):
     assert len([p for p in tmp_path.glob("pid-*") if p.name != f"pid-{os.getpid()}"]) == 2  # one judge per actor, two actors
 
 
+def test_every_reader_of_results_reads_the_folder_ray_wrote(ray_local, tmp_path, capsys):
+    """Issue 30, item 4: `diff`, `gate --results/--baseline`, `meta-eval --predictions` and `card --results` (and
+    `label-slice`, `calibrate --judge-results`) take the folder `score --engine ray -o` writes, through the one records reader: the folder reads
+    as the single-process results file of the same items."""
+    from judgesdk.distributed import score_dataset
+
+    items = _items_file(tmp_path, 24)
+    factory = Scripted(tmp_path)
+    folder = tmp_path / "out"
+    run = score_dataset(items, folder, config=CONFIG, criterion="coherence", adapters=[factory], batch_size=5, concurrency=2)
+    assert run.statuses == {"ok": 24} and len(list(folder.glob("*.jsonl"))) > 1  # several files: a real folder
+    single = tmp_path / "single.jsonl"
+    single.write_text("".join(json.dumps(row) + "\n" for row in _single_process_rows(items, factory, "coherence")))
+    human = tmp_path / "human.jsonl"
+    human.write_text("".join(
+        json.dumps({"doc_id": line["doc_id"], "system_id": line["system_id"], "source": line["source"], "output": line["output"],
+                    "scores": {"coherence": 1 + (n * 7) % 5}}) + "\n"
+        for n, line in enumerate(json.loads(text) for text in items.read_text().splitlines())
+    ))  # fmt: skip
+    gate = tmp_path / "gate.toml"
+    gate.write_text('[[criteria]]\nname = "coherence"\n[[gates]]\nkind = "mean"\ncriterion = "coherence"\nmin = 1\n'
+                    '[[gates]]\nkind = "regression"\ncriterion = "coherence"\nmax_drop = 0.25\n')  # fmt: skip
+    capsys.readouterr()
+
+    assert main(["diff", str(single), str(folder), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert (report["paired"], report["only_old"], report["only_new"], report["changed"]) == (24, 0, 0, [])
+    assert main(["gate", "--config", str(gate), "--results", str(folder), "--baseline", str(folder), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["exit_code"] == 0
+    outs = {}
+    for name, predictions in (("file", single), ("folder", folder)):
+        assert main(["meta-eval", "--human", str(human), "--predictions", str(predictions), "--dimension", "coherence", "--bootstrap", "0", "--json"]) == 0
+        outs[name] = json.loads(capsys.readouterr().out)
+        assert main(["card", "--human", str(human), "--results", str(predictions), "--criteria", "coherence", "--card", str(tmp_path / name),
+                     "--bootstrap", "0", "--quiet"]) == 0  # fmt: skip
+    paths = {"predictions_file", "results_file", "meta_eval_command", "run_items_judged", "run_concurrency"}  # where the rows are, not what they say
+    assert _without(outs["folder"], paths) == _without(outs["file"], paths) and outs["file"]  # the folder's figures are the file's
+    cards = [json.loads((tmp_path / f"{name}.json").read_text()) for name in ("file", "folder")]
+    assert _without(cards[0]["criteria"], paths) == _without(cards[1]["criteria"], paths)
+    assert main(["label-slice", "--results", str(folder), "--n", "5"]) == 0
+    assert len(capsys.readouterr().out.splitlines()) == 5
+    fits = {}
+    for name, predictions in (("file", single), ("folder", folder)):
+        out = tmp_path / f"calibration-{name}.json"
+        assert main(["calibrate", "--judge-results", str(predictions), "--human", str(human), "--dimension", "coherence", "-o", str(out)]) == 0
+        fits[name] = json.loads(out.read_text())
+    # the same map; its held-out report ("fit") is not compared: calibrate's seeded folds follow the rows' order,
+    # which in a folder is the order Ray finished them in
+    assert {k: v for k, v in fits["folder"].items() if k != "fit"} == {k: v for k, v in fits["file"].items() if k != "fit"}
+    assert fits["folder"]["fit"]["n_items"] == fits["file"]["fit"]["n_items"] == 24
+
+
+def _without(value, keys: set[str]):
+    """``value`` (JSON) without the named keys, nor timings (seconds, latency: the Ray actors' calls took their own
+    time), at any depth."""
+    if isinstance(value, dict):
+        return {k: _without(v, keys) for k, v in value.items() if k not in keys and "second" not in k and "latency" not in k}
+    if isinstance(value, list):
+        return [_without(v, keys) for v in value]
+    return value
+
+
 def test_resume_skips_final_ids_and_judges_errors_again_keeping_one_row_per_id(ray_local, tmp_path):
     from judgesdk.distributed import score_dataset
 
@@ -179,13 +257,51 @@ def test_the_limiter_is_shared_by_all_actors(ray_local, tmp_path):
 
     items = _items_file(tmp_path, 10)
     limit = RateLimitConfig(requests_per_minute=120, burst_s=1.0)  # 2 calls a second, a bucket of 2
-    run = score_dataset(items, tmp_path / "out", config=CONFIG, criterion="coherence", adapters=[Scripted(tmp_path)],
+    # Both actors must call: an actor that started seconds after the other used to find the 4-s job done ("both
+    # actors called" failed now and then). With meet=2 they start together, and an actor's first call waits for the
+    # other's: as Ray Data gives one actor at most 2 of the 5 batches at a time, the other is given some.
+    run = score_dataset(items, tmp_path / "out", config=CONFIG, criterion="coherence", adapters=[Scripted(tmp_path, meet=2)],
                         rate_limits=[limit], batch_size=2, concurrency=2)  # fmt: skip
     assert run.statuses == {"ok": 10} and run.limiters[0]["requests"] == 10
     calls = sorted(float(t) for p in tmp_path.glob("calls-*") for t in p.read_text().split())
     assert len(calls) == 10 and len(list(tmp_path.glob("calls-*"))) == 2  # both actors called
     # 10 calls at 2/s after a bucket of 2: at least 4 s apart, where two per-actor limiters would allow 2 s
     assert calls[-1] - calls[0] >= 3.8, calls
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "limit", [{"requests_per_minute": 60_000}, {"tokens_per_minute": 10**9}, {}], ids=["rpm", "tpm", "in-flight-only"]
+)
+def test_a_worker_killed_under_a_rate_limit_gives_its_permits_back(ray_local, tmp_path, limit):
+    """Issue 30, item 1: with an RPM or TPM limit set, a killed worker's permits used to stay taken for 900 s
+    (in-flight requests fell from 8 to 1 for the rest of a run). Now its owner's lease lapses within seconds: the run
+    completes, each id once, and the requests in flight at the server are back at max_concurrency within 10 s of the
+    kill. Item 2: max_concurrency is the account's, so two actors that could each send 8 never have more than 8 in
+    flight together."""
+    from judgesdk.distributed import score_dataset
+
+    items, out = _items_file(tmp_path, 480), tmp_path / "out"
+    with LatencyServer(latency=0.4) as server:
+        config = {
+            "cache": {"enabled": False}, "method": "geval", "retry": {"max_attempts": 1}, "concurrency": 8,
+            "providers": [{"kind": "openai", "model": "m", "base_url": server.base_url, "rate_limit": {"max_concurrency": 8, **limit}}],
+        }  # fmt: skip
+        killer = _Killer(out, ready=lambda: server.answered() >= 60)
+        killer.start()
+        run = score_dataset(items, out, config=config, criterion="coherence", batch_size=32, concurrency=2)
+        killer.join(timeout=5)
+        events = server.events()
+    assert killer.killed is not None and killer.rows_at_kill < 480, "no actor was killed mid-run"
+    assert run.statuses == {"ok": 480} and run.unscored == 0
+    ids = Counter(row["id"] for row in _folder_rows(out))
+    assert len(ids) == 480 and set(ids.values()) == {1}
+    levels = [n for _, n in events]
+    assert max(levels) == 8  # the account's cap, over both actors
+    assert any(n == 8 for t, n in events if t < killer.at)  # the cap was reached before the kill
+    back = [t for t, n in events if t > killer.at and n == 8]
+    assert back and back[0] - killer.at <= 10.0, f"in flight after the kill: {[(round(t - killer.at, 1), n) for t, n in events if t > killer.at][:80]}"
+    assert run.limiters[0]["reaped"] >= 1  # the dead worker's permits were taken back by the limiter, not by a lease
 
 
 def test_a_429_slows_every_actor_through_the_shared_limiter():
@@ -329,6 +445,7 @@ class _Killer(threading.Thread):
         self.folder, self.ready, self.timeout_s = folder, ready, timeout_s
         self.killed: int | None = None
         self.rows_at_kill = 0
+        self.at = 0.0  # time.time() of the kill
 
     def run(self) -> None:
         deadline = time.monotonic() + self.timeout_s
@@ -337,6 +454,7 @@ class _Killer(threading.Thread):
             if workers and self.ready():
                 self.rows_at_kill = _written(self.folder)
                 os.kill(workers[0], signal.SIGKILL)
+                self.at = time.time()
                 self.killed = workers[0]
                 return
             time.sleep(0.05)

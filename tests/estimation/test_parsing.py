@@ -136,6 +136,34 @@ def test_decimal_keeps_value_and_takes_nearest_label(text: str, label: str) -> N
     assert parsed.value == pytest.approx(float(text.split()[0]))
 
 
+# Issue 29 item 10: a leading-dot decimal is below one, never the digit after the dot; a vulgar fraction is its value.
+FRACTIONAL_CASES = [
+    ("Score: .5", "out_of_range", None),
+    (".7 out of 10", "out_of_range", None),
+    ("Score: 3\u00bd", "ok", 3.5),
+    ("3\u00bd", "ok", 3.5),
+    ("2\u00bd/5", "ok", 2.5),
+    ("Score: 2\u00bd out of 5", "ok", 2.5),
+    ("Score: 3 \u00bd", "ok", 3.5),
+    ("Rating: 4\u00bc", "ok", 4.25),
+    ("\u00bd", "out_of_range", None),
+    ("Version 3.5.1 is fine. Score: 4", "ok", 4.0),
+]
+
+
+@pytest.mark.parametrize("text,status,value", FRACTIONAL_CASES)
+def test_leading_dot_decimals_and_vulgar_fractions_keep_their_value(text: str, status: str, value: float | None) -> None:
+    parsed = parse_score(text, LIKERT)
+    assert parsed.status == status, (text, parsed)
+    assert parsed.value == (None if value is None else pytest.approx(value))
+
+
+def test_a_leading_dot_decimal_is_a_score_where_the_scale_holds_it() -> None:
+    assert parse_score("Score: .5", Scale.likert(0, 1)).value == pytest.approx(0.5)
+    assert parse_score(".7 out of 10", Scale.likert(1, 10)).status == "out_of_range"  # was read as 7 out of 10
+    assert parse_score("7 out of 10", Scale.likert(1, 10)).value == 7.0
+
+
 def test_zero_is_a_score_on_a_scale_that_has_zero() -> None:
     binary = Scale.likert(0, 1)
     assert parse_score("Score: 0", binary).value == 0.0

@@ -226,7 +226,7 @@ def test_auto_uses_the_fit_where_it_applies_and_says_why_not_elsewhere(tmp_path)
     assert "no model for criterion 'engagingness'" in other.notes[0]
 
     dialogue = _auto(_provider(), JudgeItem(output="x", source="y", context="a fact"), fused_model=fit)
-    assert "another task" in dialogue.notes[0]
+    assert "grounding fact" in dialogue.notes[0] and dialogue.details["auto"]["outside_domain"]
 
 
 def test_auto_without_any_fit_for_the_model_falls_back_with_a_note():

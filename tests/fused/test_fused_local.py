@@ -26,6 +26,9 @@ def test_the_shipped_fit_is_bundled_with_its_provenance():
     # fitted on SummEval alone: NewsRoom stays unseen data to measure it on (benchmarks/README.md)
     assert fitted.data["dataset"] == "summeval" and fitted.data["items"] == 1600
     assert set(fitted.data["file_sha256"]) == {"summeval"}  # type: ignore[arg-type]
+    # it carries the shape of the items it was fitted on, so auto never applies it to stories or dialogue (issue 27)
+    assert fitted.format == fused_model.FORMAT and fitted.domain == "news"
+    assert fitted.envelope is not None and fitted.envelope.n_items == 1600 and fitted.envelope.context == "absent"
     for variants in fitted.criteria.values():
         for model in variants:
             assert model.cv["per_doc_spearman"] > 0.2  # measured, not asserted into being: see benchmarks/README.md

@@ -133,3 +133,46 @@ def test_a_typed_input_error_stops_the_run_after_cancelling_the_items_in_flight(
         settled = list(reported)
         judge.run(asyncio.sleep(0.3))  # anything still running would report now
     assert reported == settled and 1 not in reported
+
+
+# -- an item without a field its method needs (issue 28, item 3) ------------------------------------------------
+
+
+def _without_source(n: int = 7, missing: int = 3) -> list[dict]:
+    """``n`` items for 001's MCQ prompt (which shows the source); item ``missing`` has no source."""
+    return [{"id": f"i{k}", "output": f"Q{k % 5 + 1} summary", **({} if k == missing else {"source": "an article"})} for k in range(n)]
+
+
+def letters(request):
+    """001's MCQ asks for a letter: answer the one of Q<n> (A = 1 ... E = 5)."""
+    return ScriptedReply(label_probs={"ABCDE"[int(re.search(r"Q(\d)", as_text(request.messages)).group(1)) - 1]: 1.0})
+
+
+def test_an_item_without_the_source_its_template_needs_is_its_error_and_the_others_are_judged():
+    provider = ScriptedProvider(letters)
+    with Judge(provider, method="mcq", concurrency=2) as judge:
+        results = judge.score_many(_without_source(), criterion="consistency")
+    assert [r.status for r in results] == ["ok", "ok", "ok", "error", "ok", "ok", "ok"]
+    error = results[3].error or ""
+    assert results[3].item_id == "i3" and "item 'i3'" in error and "'source'" in error and "mcq.consistency" in error
+    assert len(provider.calls) == 6  # the item without a source never reached the model
+
+
+def test_score_writes_every_other_row_names_the_item_and_a_fixed_input_judges_only_it(rule, tmp_path, capsys):
+    """``judgesdk score`` judges the rest (exit 2, incomplete) and the re-run after the line is fixed judges that item."""
+    rule["rule"] = letters
+    source = tmp_path / "items.jsonl"
+    source.write_text("".join(json.dumps(row) + "\n" for row in _without_source()))
+    results = tmp_path / "results.jsonl"
+    argv = ["score", str(source), "-o", str(results), "--method", "mcq", "--criterion", "consistency", "--no-cache", "--quiet"]
+    assert main(argv) == 2
+    assert "Traceback" not in capsys.readouterr().err
+    rows = [json.loads(line) for line in results.read_text().splitlines()]
+    assert sorted(r["id"] for r in rows) == [f"i{k}" for k in range(7)]
+    by_id = {r["id"]: r for r in rows}
+    assert by_id["i3"]["status"] == "error" and "item 'i3'" in by_id["i3"]["error"] and "'source'" in by_id["i3"]["error"]
+    assert all(by_id[f"i{k}"]["status"] == "ok" for k in range(7) if k != 3)
+    source.write_text("".join(json.dumps({**row, "source": "an article"}) + "\n" for row in _without_source()))
+    assert main(argv) == 0
+    rows = [json.loads(line) for line in results.read_text().splitlines()]
+    assert [r["id"] for r in rows[7:]] == ["i3"] and rows[7]["status"] == "ok"

@@ -545,3 +545,25 @@ def test_a_jury_across_the_llama_server_and_the_embedded_model(tmp_path, capsys,
     for row in rows:
         assert row["parts"]["server-geval"]["provider"] == "openai" and row["parts"]["geval"]["provider"] == "local"
     assert re.search(r"judge server-geval\s+│ geval on openai/gemma: a score for 2 of 2 items", err)
+
+
+def test_a_jury_judges_every_item_when_one_lacks_the_source_a_judges_template_needs(tmp_path, capsys, scripted_models):
+    """Issue 28, item 3: judge b asks 001's RTS prompt, which shows the source; the item without one is b's error
+    (naming the item and the field) and the jury still answers it from the other two (min_judges = 2)."""
+    inputs = tmp_path / "items.jsonl"
+    lines = [{"id": f"i{n}", "output": f"text Q{n}", **({} if n == 3 else {"source": "an article"})} for n in (1, 2, 3, 4, 5)]
+    inputs.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    config = tmp_path / "jury.toml"
+    config.write_text(JURY_TOML.format(min_judges=2, c_model="c").replace('method = "direct"', 'method = "rts"'))
+    out = tmp_path / "results.jsonl"
+    code, _, err = run(["score", inputs, "-o", out, "--config", config, "--criterion", "consistency", "--quiet"], capsys)
+    rows = {r["id"]: r for r in cli_rows(out)}
+    assert code == 0 and "Traceback" not in err and sorted(rows) == [f"i{n}" for n in (1, 2, 3, 4, 5)]
+    lacking = rows["i3"]
+    assert lacking["status"] == "ok" and lacking["details"]["judges_ok"] == 2 and lacking["parts"]["b"]["status"] == "error"
+    assert "item 'i3'" in lacking["parts"]["b"]["error"] and "'source'" in lacking["parts"]["b"]["error"]
+    assert all(rows[f"i{n}"]["details"]["judges_ok"] == 3 for n in (1, 2, 4, 5))
+    config.write_text(JURY_TOML.format(min_judges=3, c_model="c").replace('method = "direct"', 'method = "rts"'))
+    code, _, err = run(["score", inputs, "-o", out, "--config", config, "--criterion", "consistency", "--quiet"], capsys)
+    rows = {r["id"]: r for r in cli_rows(out)[5:]}
+    assert code == 2 and len(rows) == 5 and rows["i3"]["status"] == "error" and "item 'i3'" in rows["i3"]["error"]

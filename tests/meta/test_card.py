@@ -294,7 +294,7 @@ def test_sampling_cards_measure_self_consistency(tmp_path):
         (["--human", "{human}", "--results", "{twoq}", "--card", "{stem}", "--criteria", "quality"], "2 questions"),
         (["--human", "{human}", "--results", "{badcmp}", "--card", "{stem}", "--criteria", "quality"], "comparisons"),
         (["--human", "{human}", "--results", "{notjson}", "--card", "{stem}", "--criteria", "quality"], "not valid JSON"),
-        (["--human", "{human}", "--results", "{tmp}", "--card", "{stem}", "--criteria", "quality"], "folder"),
+        (["--human", "{human}", "--results", "{empty}", "--card", "{stem}", "--criteria", "quality"], "holds no"),  # a folder is read (Ray's)
     ],
 )
 def test_bad_input_is_a_typed_error_with_exit_3(tmp_path, capsys, argv, message):
@@ -305,7 +305,8 @@ def test_bad_input_is_a_typed_error_with_exit_3(tmp_path, capsys, argv, message)
     notjson = tmp_path / "notjson.jsonl"
     notjson.write_text("{not json\n")
     names = {"results": results, "human": _human(tmp_path / "human.jsonl"), "stem": tmp_path / "card", "missing": tmp_path / "missing.jsonl",
-             "twoq": twoq, "badcmp": badcmp, "notjson": notjson, "tmp": tmp_path}  # fmt: skip
+             "twoq": twoq, "badcmp": badcmp, "notjson": notjson, "tmp": tmp_path, "empty": tmp_path / "empty"}  # fmt: skip
+    (tmp_path / "empty").mkdir()
     filled = [re.sub(r"\{(\w+)\}", lambda m: str(names[m.group(1)]), a) for a in argv]
     assert main(["card", *filled]) == 3
     err = capsys.readouterr().err

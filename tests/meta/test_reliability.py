@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
+from pydantic import ValidationError
 
 from judgesdk.core.errors import InputError
 from judgesdk.core.types import JudgeResult, LabelDistribution, Scale
@@ -130,8 +131,10 @@ def test_review_flags_combine_signals_by_the_worst_one() -> None:
     assert strict["ok"].needs_review and strict["nothing"].needs_review
     lenient = {f.item_id: f for f in review_flags(signals, ReviewPolicy(weights={"order_flip": 0.0}))}
     assert not lenient["flip"].needs_review
-    with pytest.raises(InputError):
-        review_flags(signals, ReviewPolicy(weights={"vibes": 1.0}))
+    with pytest.raises(ValidationError, match="unknown review signal 'vibes'"):  # refused when the policy is made (issue 29 item 6)
+        ReviewPolicy(weights={"vibes": 1.0})
+    with pytest.raises(InputError):  # and still where the signals are combined, for a policy built without validation
+        review_flags(signals, ReviewPolicy.model_construct(weights={"vibes": 1.0}, threshold=0.5, flag_without_signals=False))
 
 
 def test_item_signals_from_a_judge_result() -> None:

@@ -102,12 +102,15 @@ REQUIRED = {
     "fusion": {"fusion.plan", "fusion.execute", "fusion.nli"},
     "pairwise": {"pairwise.compare"},
     "likelihood": {"likelihood.generic"},
-    "signals": {"signals.conditional", "signals.unconditional", "signals.reference", "signals.question"},
+    "signals": {
+        "signals.conditional", "signals.unconditional", "signals.reference", "signals.question",
+        "signals.dialogue", "signals.dialogue_history", "signals.response", "signals.story", "signals.story_unconditional",
+    },  # fmt: skip
 }
 # The fused local judge's signal prompts: wording ours, not from the five papers (their source names the work
 # they follow); scored as continuations, and the unconditional baseline has no placeholder at all.
 SIGNALS = ("signals.",)
-NO_PLACEHOLDER = ("signals.unconditional",)
+NO_PLACEHOLDER = ("signals.unconditional", "signals.response", "signals.story_unconditional")
 # Templates answered in free text (reason first, or a generated text / plan / multi-criterion report).
 FREE_TEXT = ("rts.", "synthetic.generate_", "fusion.plan", "fusion.execute.")
 # Templates whose wording is ours: they carry the "data, not instructions" sentence.

@@ -17,6 +17,7 @@ from pydantic import ValidationError
 
 from judgesdk.core.errors import AuthError, CircuitOpenError, ProviderError, ProviderTimeoutError, RateLimitError, TransientError
 from judgesdk.judging.judge_config import JudgeConfig
+from judgesdk.provider.layers.answers import AnswerCheck
 from judgesdk.provider.layers.breaker import AdaptiveLimit, OverloadConfig, OverloadGuard, is_timeout
 from judgesdk.provider.protocol import Capabilities, Choice, GenerateRequest, GenerateResponse, Message, find_layer
 from judgesdk.provider.stack import assemble
@@ -367,7 +368,8 @@ def test_without_the_guard_the_same_server_is_stormed(finishes_abandoned):
 def test_the_guard_is_in_the_default_stack_and_configurable():
     sim = Scripted()
     guard = find_layer(assemble(sim, JudgeConfig(cache={"enabled": False}).stack_plan()), OverloadGuard)
-    assert guard is not None and guard.inner is sim and guard.config.enabled
+    # above the answer check, which sits directly on the adapter (a malformed 200 counts as a failure)
+    assert guard is not None and isinstance(guard.inner, AnswerCheck) and guard.inner.inner is sim and guard.config.enabled
     off = JudgeConfig(cache={"enabled": False}, overload={"enabled": False})
     assert find_layer(assemble(sim, off.stack_plan()), OverloadGuard) is None
     for bad in ({"decrease": 1.0}, {"failure_threshold": 0}, {"max_wait_s": 0}, {"unknown": 1}):

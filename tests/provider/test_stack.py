@@ -11,6 +11,7 @@ import ast
 from pathlib import Path
 
 from judgesdk.judging.judge_config import load_config
+from judgesdk.provider.layers.answers import AnswerCheck
 from judgesdk.provider.layers.batch import Deferral, DeferringProvider
 from judgesdk.provider.layers.breaker import OverloadGuard
 from judgesdk.provider.layers.budget import Budget, BudgetedProvider, BudgetMeter, MeteredProvider, UsageMeter
@@ -94,14 +95,14 @@ def test_every_layer_stands_in_its_documented_place(tmp_path):
         layer = layer.inner
     assert order == [
         Witness, CoalescingProvider, CachedProvider, RetryingProvider, OverloadGuard, BudgetedProvider, MeteredProvider,
-        DeferringProvider, SharedLimitProvider,
+        DeferringProvider, SharedLimitProvider, AnswerCheck,
     ]  # fmt: skip
     assert isinstance(layer, ScriptedProvider)
 
 
 def test_a_plan_leaves_out_what_it_does_not_ask_for(tmp_path):
     bare = assemble(ScriptedProvider(lambda r: "3"), StackPlan(retry=None, overload=None, cache=None, coalesce=False))
-    assert isinstance(bare, ScriptedProvider)
+    assert isinstance(bare, AnswerCheck) and isinstance(bare.inner, ScriptedProvider)  # the answer check is always there (issue 29 item 2)
     off = load_config({"cache": {"enabled": False}, "overload": {"enabled": False}}).stack_plan()
     assert [type(p) for p in (assemble(ScriptedProvider(lambda r: "3"), off), )] == [CoalescingProvider]
     assert type(assemble(ScriptedProvider(lambda r: "3"), off).inner) is RetryingProvider

@@ -231,6 +231,8 @@ ALLOWED = {
     "judgesdk.scorers.common": "a scorer's own record cache (export_jsonl / import_jsonl of its record type)",
     "judgesdk.providers.openai_batch": "the OpenAI Batch API's output file (the provider's responses), read by its adapter",
     "judgesdk.distributed.batches": "one input line's passthrough fields, carried through a Ray batch as JSON text",
+    "judgesdk.provider.decisions": "a decision request's judged input, sent as one JSON object's text (OpenAI's input)",
+    "judgesdk.serve.app": "the body of one HTTP request to judgesdk serve",
     "judgesdk.view.html": "the page's own item details, packed in chunks by the viewer (read back by its tests)",
     "judgesdk.view.load": "one JSON document beside a run: a judge card or a gate report",
 }
@@ -327,7 +329,7 @@ def test_every_command_that_judges_into_results_runs_the_one_runner():
         name for name, path in sources.items()
         if "row_for" in imports_from(path.read_text(encoding="utf-8")).get("judgesdk.records", set())
     }  # fmt: skip
-    allowed = {"judgesdk.judging.runner", "judgesdk.cli.card", "judgesdk.serve.app"}  # the runner; card's pairwise rows; served decisions
+    allowed = {"judgesdk.judging.runner", "judgesdk.cli.card", "judgesdk.serve.record"}  # the runner; card's pairwise rows; served decisions (serve --record)
     assert not problems and writers <= allowed, (problems, sorted(writers - allowed))
 
 

@@ -20,7 +20,8 @@ Anthropic (``base_url = server.origin``)
 
 ``reply(body) -> str | dict`` answers one request body (a chat completion request, or Messages params):
 a string is the answer text; a dict may give ``text`` and ``top_logprobs`` ({token: logprob} at the
-first answer position, chat only). ``fail(body) -> str | None`` makes a request fail with that message.
+first answer position, chat only), or ``body``: the JSON sent as it is, with status 200, for a live chat
+completion (a broken server: an error object, no choices, NaN). ``fail(body) -> str | None`` makes a request fail with that message.
 Token counts are whitespace words. ``requests`` records every request (method, path, headers, body).
 """
 
@@ -132,6 +133,8 @@ class BatchServer:
     def chat_completion(self, body: dict) -> dict:
         """A ``chat.completion`` for one chat request body (n choices, logprobs when asked)."""
         answer = self.reply(body)
+        if isinstance(answer, dict) and "body" in answer:  # sent as it is
+            return answer["body"]
         text, top = (answer, None) if isinstance(answer, str) else (answer.get("text", ""), answer.get("top_logprobs"))
         choices = []
         for index in range(int(body.get("n") or 1)):

@@ -12,6 +12,7 @@ does):
 ``breaker``        adaptive concurrency and a circuit breaker: timeouts shrink the load
 ``budget``         a token/USD cap checked before each call (and the estimate's spend meter)
 ``batch``          defers cache misses to a batch API (offline runs)
+``answers``        a 200 that is no answer (no choices, logprobs above 0) is a retryable error
 ``ratelimit``      in-flight bound, RPM/TPM buckets, back-off on 429s, a pool of SDK clients
 =================  ===========================================================================
 

@@ -37,6 +37,7 @@ import diskcache
 from pydantic import BaseModel, Field
 
 from judgesdk.core.errors import ConfigError, InputError, PermanentError
+from judgesdk.provider.layers.answers import answer_problem
 from judgesdk.provider.layers.cache import CACHE_IO_ERRORS, cache_failure, cache_key
 from judgesdk.provider.protocol import GenerateRequest, GenerateResponse, Provider, WrapperProvider
 
@@ -190,6 +191,8 @@ class BatchRunner:
         async for result in self.backend.results(job.batch_id, known):
             if result.custom_id not in known:
                 unmatched += 1
+            elif result.response is not None and (problem := answer_problem(known[result.custom_id], result.response)) is not None:
+                failed[result.custom_id] = f"malformed answer: {problem}"  # never cached: a later run asks again
             elif result.response is not None:
                 try:
                     self.cache.set(result.custom_id, result.response.model_dump_json(), expire=self.ttl_s, tag=self.namespace)

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from judgesdk.core.errors import BudgetExceededError, ConfigError
 from judgesdk.core.types import Usage
@@ -36,6 +36,8 @@ __all__ = ["Budget", "BudgetMeter", "BudgetState", "BudgetedProvider"]
 
 class Budget(BaseModel):
     """A cap on what one run may spend: tokens billed (input + output), USD, or both."""
+
+    model_config = ConfigDict(extra="forbid")  # max_usdd must be refused: a cap silently not applied spends without bound
 
     max_tokens: int | None = Field(default=None, ge=1)
     max_usd: float | None = Field(default=None, gt=0)
@@ -68,12 +70,13 @@ class BudgetMeter:
         self.calls = self.tokens = self.unpriced_calls = 0
         self.usd = 0.0
         self.reason: str | None = None
-        self._prices: dict[tuple[str, str], Price | None] = {}
+        self._prices: dict[tuple[str, str, str], Price | None] = {}
 
-    def price(self, kind: str, model: str) -> Price | None:
-        if (kind, model) not in self._prices:
-            self._prices[(kind, model)] = price_for(kind, model, self.budget.prices)[0]
-        return self._prices[(kind, model)]
+    def price(self, kind: str, model: str, route: str = "chat") -> Price | None:
+        """The price of a call (``route="decisions"`` for a decision request: its own price fields)."""
+        if (kind, model, route) not in self._prices:
+            self._prices[(kind, model, route)] = price_for(kind, model, self.budget.prices, route=route)[0]
+        return self._prices[(kind, model, route)]
 
     def require_prices(self, models: Sequence[tuple[str, str]]) -> None:
         """With a USD cap, at least one provider of the chain must have a price, or the cap means nothing."""
@@ -92,12 +95,12 @@ class BudgetMeter:
         if self.reason is not None:
             raise BudgetExceededError(self.reason)
 
-    def record(self, kind: str, model: str, response: GenerateResponse) -> None:
+    def record(self, kind: str, model: str, response: GenerateResponse, route: str = "chat") -> None:
         if response.cached:
             return
         self.calls += 1
         self.tokens += response.usage.input_tokens + response.usage.output_tokens
-        price = self.price(kind, model)
+        price = self.price(kind, model, route)
         if price is None:
             self.unpriced_calls += 1
         else:
@@ -120,7 +123,7 @@ class BudgetedProvider(WrapperProvider):
     async def generate(self, request: GenerateRequest) -> GenerateResponse:
         self.meter.check()
         response = await self.inner.generate(request)
-        self.meter.record(self.kind, self.model, response)
+        self.meter.record(self.kind, self.model, response, "decisions" if request.decision is not None else "chat")
         return response
 
 

@@ -33,6 +33,7 @@ import diskcache
 from pydantic import ValidationError
 
 from judgesdk.core.errors import ConfigError
+from judgesdk.provider.layers.answers import answer_problem
 from judgesdk.provider.protocol import GenerateRequest, GenerateResponse, Provider, WrapperProvider, identity_of
 
 log = logging.getLogger("judgesdk.cache")
@@ -101,8 +102,19 @@ def open_cache(directory: str | Path, *, size_limit_mb: float | None = None) -> 
     except CACHE_IO_ERRORS as exc:
         if cache is not None:
             cache.close()
+        if damaged(exc):
+            raise ConfigError(
+                f"the response cache in {path} is damaged ({_reason(exc)}): delete or move the folder {path} (a new cache starts "
+                "empty; no result depends on it), or turn the cache off (--no-cache)"
+            ) from None
         raise ConfigError(f"cannot open the response cache in {path} ({_reason(exc)}): free space, or {_FIX}") from None
     return cache
+
+
+def damaged(exc: BaseException) -> bool:
+    """Whether a cache error says the database file itself is unreadable (not a database, a malformed image), rather
+    than that storage failed (a full disk, a lock: ``sqlite3.OperationalError``, ``OSError``)."""
+    return isinstance(exc, sqlite3.DatabaseError) and not isinstance(exc, sqlite3.OperationalError)
 
 
 class CachedProvider(WrapperProvider):
@@ -133,7 +145,8 @@ class CachedProvider(WrapperProvider):
             self.hits += 1
             return stored
         response = await self.inner.generate(request)
-        self._write(key, response)
+        if answer_problem(request, response) is None:  # a malformed answer is never stored (the answer check raises below)
+            self._write(key, response)
         return response
 
     def _read(self, key: str) -> GenerateResponse | None:

@@ -15,7 +15,9 @@ Hosted APIs limit requests in flight, requests per minute (RPM) and tokens per m
   per wave: 429s of requests that started before the last decrease do not shrink it again, so eight
   requests rejected together halve the rate once, not eight times. Every success adds ``increase``
   (default 0.05: twenty successes from half speed back to full). A Retry-After on the 429 also pauses
-  every new request of this provider until it has passed.
+  every new request of this provider until it has passed, for at most what the retry policy above allows a
+  wait (:func:`judgesdk.provider.layers.retry.wait_allowance`: its ``max_wait_s``, and never past its
+  ``max_total_s``), so a server's ``Retry-After: 100000`` cannot hold a run past its configured limits.
 
 **Client pool.** One SDK client holds one httpx connection pool, and httpcore's pool scans every
 connection for every queued request on each event (a profile of 64 requests in flight spends most of
@@ -42,7 +44,8 @@ from typing import Any, Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from judgesdk.core.errors import InputError, RateLimitError
-from judgesdk.provider.protocol import GenerateRequest, GenerateResponse, Provider, WrapperProvider, as_text
+from judgesdk.provider.layers.retry import wait_allowance
+from judgesdk.provider.protocol import GenerateRequest, GenerateResponse, Provider, WrapperProvider, request_text
 
 Clock = Callable[[], float]
 Sleep = Callable[[float], Awaitable[None]]
@@ -147,6 +150,11 @@ class RateLimitedProvider(WrapperProvider):
         return self._factor
 
     @property
+    def in_flight(self) -> int:
+        """Requests holding a slot now."""
+        return self._in_flight
+
+    @property
     def concurrency_limit(self) -> int:
         return max(1, math.floor(self.config.max_concurrency * self._factor))
 
@@ -169,7 +177,7 @@ class RateLimitedProvider(WrapperProvider):
 
     def estimate_tokens(self, request: GenerateRequest) -> int:
         """Tokens the API will count before answering: the prompt's (from its length) plus the completion budget."""
-        prompt = math.ceil(len(as_text(request.messages)) / self.config.chars_per_token)
+        prompt = math.ceil(len(request_text(request)) / self.config.chars_per_token)
         return prompt + max(request.max_tokens, 1) * request.n
 
     # -- the three limits ------------------------------------------------------------------------
@@ -189,7 +197,7 @@ class RateLimitedProvider(WrapperProvider):
             self._slots.notify(max(self.concurrency_limit - self._in_flight, 0))
 
     async def _wait_for_budget(self, estimate: int, calls: int) -> None:
-        pause = self._pause_until - self._clock()
+        pause = min(self._pause_until - self._clock(), wait_allowance())
         if pause > 0:
             await self._sleep(pause)
             self.stats.waited_s += pause
@@ -203,7 +211,7 @@ class RateLimitedProvider(WrapperProvider):
     def _on_rate_limited(self, exc: RateLimitError, wave: int) -> None:
         self.stats.rate_limited += 1
         if exc.retry_after:
-            self._pause_until = max(self._pause_until, self._clock() + exc.retry_after)
+            self._pause_until = max(self._pause_until, self._clock() + min(exc.retry_after, wait_allowance()))
         if wave == self._wave:
             self._factor = max(self.config.min_factor, self._factor * self.config.decrease)
             self._wave += 1

@@ -14,21 +14,37 @@ guard cannot be timed from here: it reports each wait with :func:`exclude_from_b
 this wrapper opens per call in a context variable (so concurrent calls are counted apart). Time waiting in
 a rate limiter (``judgesdk.provider.layers.ratelimit``, under the guard) and the guard's ``hold_after_timeout`` (the slot a
 timed-out call keeps, part of that attempt) still count. Time is the event loop's clock, as the guard's.
+
+**Every wait is bounded.** A wait between attempts is at most ``max_wait_s`` (a server's Retry-After included: a
+``Retry-After: 100000`` waits ``max_wait_s``) and never runs past ``max_total_s``: no attempt starts after the
+budget is spent, and one started before it is bounded by the provider's ``timeout_s``. A layer below that
+pauses for a server's Retry-After (the rate limiter) asks :func:`wait_allowance` how long this call may still
+wait, so its pause obeys the same two bounds.
 """
 
 from __future__ import annotations
 
 import asyncio
 import random
+from collections.abc import Callable
 from contextvars import ContextVar
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type
 
 from judgesdk.core.errors import RetriesExhaustedError, TransientError
 from judgesdk.provider.protocol import GenerateRequest, GenerateResponse, Provider, WrapperProvider
 
 _EXCLUDED: ContextVar[list[float] | None] = ContextVar("judgesdk_retry_excluded_s", default=None)
+_ALLOWANCE: ContextVar[Callable[[], float] | None] = ContextVar("judgesdk_retry_allowance_s", default=None)
+UNBOUNDED_PAUSE_S = 30.0  # the longest a server's Retry-After pauses a call made outside any retry policy (its default max_wait_s)
+
+
+def wait_allowance() -> float:
+    """Seconds the enclosing retry call may still spend waiting: ``max_wait_s``, less when its ``max_total_s``
+    has less left (module docstring); :data:`UNBOUNDED_PAUSE_S` outside a retry call."""
+    allowance = _ALLOWANCE.get()
+    return UNBOUNDED_PAUSE_S if allowance is None else allowance()
 
 
 def exclude_from_budget(seconds: float) -> None:
@@ -40,6 +56,8 @@ def exclude_from_budget(seconds: float) -> None:
 
 
 class RetryPolicy(BaseModel):
+    model_config = ConfigDict(extra="forbid")  # a typo (max_attemps) is refused, not a default silently kept
+
     max_attempts: int = Field(default=5, ge=1)
     max_total_s: float = Field(default=120.0, gt=0)  # attempts and back-off; not time queued in the overload guard
     initial_wait_s: float = Field(default=0.5, ge=0)
@@ -66,22 +84,28 @@ class RetryingProvider(WrapperProvider):
         self.attempts = 0
 
 
-    def _wait(self, state: RetryCallState) -> float:
-        exc = state.outcome.exception() if state.outcome else None
-        retry_after = getattr(exc, "retry_after", None)
-        return self.policy.wait_s(state.attempt_number, retry_after)
-
     async def generate(self, request: GenerateRequest) -> GenerateResponse:
         clock = asyncio.get_running_loop().time
         started, excluded = clock(), [0.0]
 
-        def stop(state: RetryCallState) -> bool:
-            spent = clock() - started - excluded[0]  # attempts and back-off, not time queued below
-            return state.attempt_number >= self.policy.max_attempts or spent >= self.policy.max_total_s
+        def left() -> float:
+            """Of ``max_total_s``, what attempts and back-off have not used (time queued below excluded)."""
+            return self.policy.max_total_s - (clock() - started - excluded[0])
 
-        retrying = AsyncRetrying(retry=retry_if_exception_type(TransientError), stop=stop, wait=self._wait, reraise=True)
+        past_budget = [False]  # the next wait would end past max_total_s: stop instead (tenacity >= 9 asks wait first)
+
+        def wait(state: RetryCallState) -> float:
+            exc = state.outcome.exception() if state.outcome else None
+            seconds, remaining = self.policy.wait_s(state.attempt_number, getattr(exc, "retry_after", None)), left()
+            past_budget[0] = seconds >= remaining
+            return max(min(seconds, remaining), 0.0)
+
+        def stop(state: RetryCallState) -> bool:
+            return state.attempt_number >= self.policy.max_attempts or left() <= 0 or past_budget[0]
+
+        retrying = AsyncRetrying(retry=retry_if_exception_type(TransientError), stop=stop, wait=wait, reraise=True)
         attempt_number = 0
-        token = _EXCLUDED.set(excluded)
+        tokens = _EXCLUDED.set(excluded), _ALLOWANCE.set(lambda: max(min(self.policy.max_wait_s, left()), 0.0))
         try:
             async for attempt in retrying:
                 with attempt:
@@ -93,7 +117,8 @@ class RetryingProvider(WrapperProvider):
                 f"{self.inner.kind}: gave up after {attempt_number} attempts: {exc}", attempts=attempt_number, last=exc
             ) from exc
         finally:
-            _EXCLUDED.reset(token)
+            _ALLOWANCE.reset(tokens[1])
+            _EXCLUDED.reset(tokens[0])
         if attempt_number > 1:
             response = response.model_copy(update={"notes": [*response.notes, f"succeeded on attempt {attempt_number}"]})
         return response

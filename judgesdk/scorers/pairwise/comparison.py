@@ -14,6 +14,11 @@ A comparison asks the judge which of two outputs is better and reads a label dis
 verdicts (001); ``p_a_better`` is the mean of the two per-order probabilities that ``a`` is better, and
 ``consistent`` says whether both orders gave the same verdict (004 §3.5: an unbiased comparator does).
 :func:`judge_all` makes many ordered comparisons with a few in flight, for the rankings.
+
+A provider that answers decision questions (:mod:`judgesdk.scorers.decision`) is asked, in each order, a
+choice question over ``A``, ``B`` and ``tie`` with the two outputs in its input: the answer's probabilities are
+read as a template's label distribution would be (``p_first = P(A) / (P(A) + P(B))``, ``P(tie)`` reported
+where the protocol has a tie label), so both orders and their consistency work unchanged.
 """
 
 from __future__ import annotations
@@ -28,7 +33,9 @@ from judgesdk.core.errors import InputError
 from judgesdk.core.types import Criterion, JudgeItem, ResultStatus, Scale, as_criterion
 from judgesdk.estimation.estimate import estimate
 from judgesdk.prompting.templates import Template, bundled_template_ids, load_template
+from judgesdk.provider.decisions import DecisionInput, DecisionRequest
 from judgesdk.provider.protocol import Provider, Usage
+from judgesdk.scorers import decision
 from judgesdk.scorers.common import ScorerOptions, template_override, template_values, variant_template, worst_status
 
 Protocol = Literal["pairwise", "h2h"]
@@ -160,6 +167,8 @@ def _default_template(protocol: str, criterion: Criterion, dataset: str | None) 
 
 async def judge_order(setup: _Setup, provider: Provider, outputs: Sequence[str], first: int, second: int) -> OrderJudgement:
     """Ask for the label distribution with ``outputs[first]`` in the first position (004 eq. 3)."""
+    if provider.capabilities.decisions and setup.options.settings.method in ("auto", "decision"):
+        return await _decision_order(setup, provider, outputs, first, second)
     values = template_values(JudgeItem(output=outputs[first], source=setup.source), setup.criterion)
     messages = setup.template.render(**values, output_a=outputs[first], output_b=outputs[second])
     found = await estimate(provider, messages, setup.scale, setup.options.settings, tags=setup.template.tags())
@@ -171,6 +180,23 @@ async def judge_order(setup: _Setup, provider: Provider, outputs: Sequence[str],
         return OrderJudgement(p_first=None, **common)
     probs = found.distribution.as_dict()
     return OrderJudgement(**common, **_read(probs, setup.scale.labels, setup.tie))
+
+
+async def _decision_order(setup: _Setup, provider: Provider, outputs: Sequence[str], first: int, second: int) -> OrderJudgement:
+    """One order as a decision request: a choice of A (``outputs[first]``), B or tie (module docstring)."""
+    question = decision.comparison_question(setup.criterion, ("A", "B"))
+    compared = DecisionInput(outputs={"A": outputs[first], "B": outputs[second]}, source=setup.source)
+    response, (answer,) = await decision.ask(provider, DecisionRequest(input=compared, questions=(question,)))
+    common = {
+        "first": first, "second": second, "method": "decision", "usage": response.usage, "latency_s": response.latency_s,
+        "cached": response.cached, "reason": "the provider answers decision questions: a choice of A, B or tie",
+    }  # fmt: skip
+    if answer.status != "ok" or answer.probabilities is None:
+        return OrderJudgement(p_first=None, **{**common, "status": answer.status, "reason": f"{answer.status}: {answer.reason}"})  # type: ignore[arg-type]
+    p_a, p_b, p_tie = answer.probabilities
+    labels = setup.scale.labels
+    probs = {labels[0]: p_a, labels[1]: p_b, (setup.tie or "tie"): p_tie}
+    return OrderJudgement(status="ok", **common, **_read(probs, labels, setup.tie))  # type: ignore[arg-type]
 
 
 def _read(probs: dict[str, float], labels: tuple[str, ...], tie: str | None) -> dict[str, object]:

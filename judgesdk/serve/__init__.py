@@ -1,0 +1,30 @@
+"""Floor 12, services: ``judgesdk serve``, the decisions server.
+
+A local HTTP server that answers decision requests in both wire formats with any configured judge behind it:
+
+* ``POST /v1/decisions`` (OpenAI Decisions) and ``POST /v1/systemone`` (System One), read and written by the
+  same wire modules the decision adapters use (:mod:`judgesdk.providers.decisions_wire`,
+  :mod:`judgesdk.providers.systemone_wire`); ``GET /v1/models`` (the judge, and the criteria it has fits for)
+  and ``GET /health`` (in flight, queued, served).
+* :mod:`~judgesdk.serve.backend`: the judge behind it and how a question becomes a judgement: the embedded
+  local judge by default (the fused judge where a question names a criterion it has a fit for, with its
+  predictive distribution over the question's levels; any other question refused with the reason, or with
+  ``--allow-unfitted`` answered by the prompted method and flagged unfitted), or a configured chain (a hosted
+  model with judgesdk's cache, fallback, budget and rate limits in front), which answers every question.
+* :mod:`~judgesdk.serve.app`: the HTTP side (starlette): bearer key, body size limit, a bounded queue (429 with
+  ``Retry-After`` when full), the schemas' error bodies and status codes, never a traceback or a hang; an
+  access log without the judged text or any key.
+* :mod:`~judgesdk.serve.record`: every served judgement appended to a results file (``--record``), in the rows
+  ``judgesdk score -o`` writes, so ``meta-eval``, ``card``, ``gate`` and ``diff`` read it unchanged.
+* :mod:`~judgesdk.serve.run`: uvicorn on 127.0.0.1 unless told otherwise; SIGTERM finishes what is in flight.
+* :mod:`~judgesdk.serve.settings`: the server's settings (:class:`ServeSettings`).
+
+Needs the ``serve`` extra (starlette, uvicorn): ``pip install 'judgesdk[serve]'``.
+
+May import: every floor below the command line: :mod:`judgesdk.core`, :mod:`judgesdk.provider`,
+:mod:`judgesdk.stats`, :mod:`judgesdk.providers`, :mod:`judgesdk.prompting`, :mod:`judgesdk.estimation`,
+:mod:`judgesdk.records`, :mod:`judgesdk.fused`, :mod:`judgesdk.scorers`, :mod:`judgesdk.judging`,
+:mod:`judgesdk.meta`, :mod:`judgesdk.forecast`, :mod:`judgesdk.jury`, :mod:`judgesdk.gate`.
+"""
+
+from __future__ import annotations

@@ -1,0 +1,118 @@
+"""LiteLLM's decision routes (``kind = "litellm"`` with ``api = "decisions"`` or ``api = "systemone"``).
+
+``api = "decisions"`` calls ``litellm.adecisions`` (the OpenAI Decisions format), ``api = "systemone"`` calls
+``litellm.asystemone`` (the System One format), across the backends LiteLLM routes decisions to (``openai/``,
+``openrouter/``, ``typesafe/``, ``hosted_vllm/`` for any System One server at ``base_url``...). The arguments
+are the bodies :mod:`judgesdk.providers.decisions_wire` / :mod:`judgesdk.providers.systemone_wire` build, and
+LiteLLM's answer (its pydantic response, dumped to JSON) is read by the same module, so the field mapping of
+each schema is written once.
+
+LiteLLM caps both formats at 128 questions a request (its proxy answers 400 above that): a larger request is
+sent in parts of 128 and answered as one. LiteLLM reads an answer of the wrong type as a refusal, so through
+this path such an answer shows as ``missing``/``refused`` rather than as an ``error``. The routes arrived in
+litellm 1.105 (1.104.0 has neither): an older package is a :class:`~judgesdk.core.errors.ConfigError` naming it.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any, Literal
+
+from judgesdk.core.errors import CapabilityError, ConfigError, PermanentError
+from judgesdk.provider.decisions import DecisionAnswer, chunks
+from judgesdk.provider.protocol import Capabilities, GenerateRequest, GenerateResponse, Usage, runtime
+
+from . import decisions_wire, systemone_wire
+from ._sdk import PLACEHOLDER_KEY, classify
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # never fetch the price map at import
+
+try:
+    import litellm
+except ImportError:  # pragma: no cover - exercised only without the extra
+    litellm = None  # type: ignore[assignment]
+
+FIRST_VERSION = "1.105"  # litellm.adecisions and litellm.asystemone (1.104.0 has neither; checked on the wheels)
+MAX_QUESTIONS = 128  # litellm.types.decisions.MAX_DECISION_QUESTIONS
+
+
+def capabilities() -> Capabilities:
+    return Capabilities(decisions=True, max_questions=MAX_QUESTIONS)
+
+
+class LiteLLMDecisionsProvider:
+    """Decision requests through ``litellm.adecisions`` / ``litellm.asystemone`` (module docstring)."""
+
+    kind = "litellm"
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api: Literal["decisions", "systemone"],
+        base_url: str | None = None,
+        api_key: str | None = None,
+        timeout_s: float = 60.0,
+        capabilities: Capabilities | None = None,
+    ) -> None:
+        if litellm is None:
+            raise PermanentError("the litellm provider needs the 'litellm' extra: pip install 'judgesdk[litellm]'")
+        call = "adecisions" if api == "decisions" else "asystemone"
+        if not hasattr(litellm, call):
+            raise ConfigError(
+                f"api = '{api}' needs litellm >= {FIRST_VERSION} (litellm.{call}); installed: {_installed()}: pip install -U 'litellm>={FIRST_VERSION}'"
+            )
+        self.model = model
+        self.api = api
+        self.endpoint = base_url or f"litellm:{model.split('/')[0]}"
+        self.capabilities = capabilities or globals()["capabilities"]()
+        self._call = getattr(litellm, call)
+        self._wire: Any = decisions_wire if api == "decisions" else systemone_wire
+        self._base_url = base_url
+        # as the chat adapter: at a custom base_url only a key given here is sent, never the route's environment key
+        self._api_key = api_key or (PLACEHOLDER_KEY if base_url else None)
+        self._timeout_s = timeout_s
+
+    async def generate(self, request: GenerateRequest) -> GenerateResponse:
+        if request.decision is None:
+            raise CapabilityError(
+                f"api = '{self.api}' answers decision questions only: use method 'decision' (or 'auto'), or api = 'chat' for prompted methods",
+                provider=self.kind,
+            )
+        started = time.perf_counter()
+        answers: list[DecisionAnswer] = []
+        usage = Usage()
+        served: str | None = None
+        for part in chunks(request.decision, self.capabilities.max_questions or MAX_QUESTIONS):
+            body = self._wire.request_body(part, self.model)
+            arguments = {key: value for key, value in body.items() if key != "model"}  # input or state, and questions
+            connection = {"api_base": self._base_url, "api_key": self._api_key}
+            try:
+                raw = await self._call(
+                    model=self.model, timeout=self._timeout_s, num_retries=0, **arguments, **{k: v for k, v in connection.items() if v is not None}
+                )
+            except Exception as exc:  # litellm maps backend errors to OpenAI-style exceptions with status_code
+                if isinstance(exc, (TypeError, ValueError)) and getattr(exc, "status_code", None) is None:
+                    raise PermanentError(f"{self.kind}: {exc}", provider=self.kind) from exc
+                raise classify(exc, self.kind) from exc
+            payload = raw.model_dump(mode="json") if hasattr(raw, "model_dump") else raw
+            found, spent, model = self._wire.read_response(payload, part)
+            answers += found
+            usage = usage + spent
+            served = served or model
+        provenance = {"runtime": runtime("litellm"), **({"model": served} if served else {})}
+        return GenerateResponse(
+            decisions=answers, usage=usage, latency_s=time.perf_counter() - started, provider=self.kind, model=self.model, provenance=provenance
+        )
+
+    async def aclose(self) -> None:
+        return None
+
+
+def _installed() -> str:
+    try:
+        return version("litellm")
+    except PackageNotFoundError:
+        return "none"

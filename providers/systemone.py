@@ -1,0 +1,139 @@
+"""System One servers (``kind = "systemone"``): ``POST /v1/systemone`` at any ``base_url``.
+
+TypeSafe and OpenRouter (hosted Jev), llama.cpp's ``llama-server`` with a decision model, LM Studio, the small
+open decision models' own servers, LiteLLM's proxy and ``judgesdk serve`` all answer the System One format.
+The body is built and the answer read by :mod:`judgesdk.providers.systemone_wire` (the one mapping of this
+schema); the call is a plain JSON POST with httpx, each failure classified as the SDK adapters' are (a
+timeout, a status error with its ``Retry-After``, a dropped connection), so retries, rate limits and the
+overload guard treat it like any other backend.
+
+``[providers.options]``: ``path`` (default ``/v1/systemone``; OpenRouter serves the format at
+``/alpha/decisions`` under ``https://openrouter.ai/api``), ``max_questions`` (questions one call may carry;
+128, LiteLLM's cap, by default: a larger request is sent in parts). A key is sent only where
+``api_key_env`` names one.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from pydantic import Field
+
+from judgesdk.core.errors import CapabilityError, ConfigError, PermanentError, TransientError, error_from_status
+from judgesdk.provider.decisions import DecisionAnswer, chunks
+from judgesdk.provider.protocol import Capabilities, GenerateRequest, GenerateResponse, Usage, runtime
+from judgesdk.provider.registry import ProviderOptions, ProviderSettings, ProviderSpec
+
+from . import systemone_wire
+from ._sdk import classify
+
+try:
+    import httpx
+except ImportError:  # pragma: no cover - exercised only without the extra
+    httpx = None  # type: ignore[assignment]
+
+DEFAULT_MAX_QUESTIONS = 128
+
+
+def default_capabilities(max_questions: int = DEFAULT_MAX_QUESTIONS) -> Capabilities:
+    return Capabilities(decisions=True, max_questions=max_questions)
+
+
+class SystemOneProvider:
+    kind = "systemone"
+    api = "systemone"  # decision calls only: priced on the decision route
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str,
+        api_key: str | None = None,
+        timeout_s: float = 60.0,
+        path: str = systemone_wire.PATH,
+        max_questions: int = DEFAULT_MAX_QUESTIONS,
+        capabilities: Capabilities | None = None,
+    ) -> None:
+        if httpx is None:
+            raise PermanentError("the systemone provider needs httpx: pip install 'judgesdk[systemone]'")
+        if not base_url:
+            raise ConfigError("the systemone provider needs base_url: the server's address, e.g. http://127.0.0.1:8080")
+        if not model:
+            raise ConfigError("the systemone provider needs model: the name the server gives its decision model (GET /v1/models)")
+        self.model = model
+        self.endpoint = base_url
+        self.capabilities = capabilities or default_capabilities(max_questions)
+        # LiteLLM's rule for System One servers: the path goes under the origin, a trailing /v1 of base_url dropped
+        self.url = f"{base_url.rstrip('/').removesuffix('/v1')}{path}"
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._client = httpx.AsyncClient(timeout=timeout_s, headers=headers, trust_env=False)
+
+    async def generate(self, request: GenerateRequest) -> GenerateResponse:
+        if request.decision is None:
+            raise CapabilityError("a System One server answers decision questions only: use method 'decision' (or 'auto')", provider=self.kind)
+        started = time.perf_counter()
+        answers: list[DecisionAnswer] = []
+        usage = Usage()
+        served: str | None = None
+        for part in chunks(request.decision, self.capabilities.max_questions or DEFAULT_MAX_QUESTIONS):
+            payload = await self._post(systemone_wire.request_body(part, self.model))
+            found, spent, model = systemone_wire.read_response(payload, part)
+            answers += found
+            usage = usage + spent
+            served = served or model
+        provenance = {"runtime": runtime("httpx"), **({"model": served} if served else {})}
+        return GenerateResponse(
+            decisions=answers, usage=usage, latency_s=time.perf_counter() - started, provider=self.kind, model=self.model, provenance=provenance
+        )
+
+    async def _post(self, body: dict[str, Any]) -> Any:
+        try:
+            answer = await self._client.post(self.url, json=body)
+        except httpx.HTTPError as exc:
+            raise classify(exc, self.kind) from exc
+        if answer.status_code >= 400:
+            raise error_from_status(answer.status_code, _message(answer), provider=self.kind, headers=answer.headers, body=answer.text[:500])
+        try:
+            return answer.json()
+        except ValueError:  # a proxy's page, a cut body: worth asking again, and named if it persists
+            raise TransientError(
+                f"{self.kind}: {self.url} answered {answer.status_code} with a body that is not JSON: {answer.text[:200]!r}", provider=self.kind
+            ) from None
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
+
+
+def _message(answer: Any) -> str:
+    """The error body's message (``{"error": {"message": ...}}``, as LiteLLM and judgesdk serve write it), else its text."""
+    try:
+        error = answer.json().get("error")
+        if isinstance(error, dict) and isinstance(error.get("message"), str):
+            return error["message"]
+    except (ValueError, AttributeError):
+        pass
+    return answer.text[:200]
+
+
+class SystemOneOptions(ProviderOptions):
+    """``[providers.options]`` of ``kind = "systemone"`` (``model`` and ``base_url`` are set under ``[[providers]]``)."""
+
+    path: str = systemone_wire.PATH  # where the server answers, under its origin
+    max_questions: int = Field(default=DEFAULT_MAX_QUESTIONS, ge=1)  # questions per call; larger requests are split
+
+
+def _build(settings: ProviderSettings, options: SystemOneOptions) -> SystemOneProvider:
+    return SystemOneProvider(
+        settings.model, base_url=settings.base_url or "", api_key=settings.api_key(), timeout_s=settings.timeout_s,
+        path=options.path, max_questions=options.max_questions, capabilities=settings.capabilities,
+    )  # fmt: skip
+
+
+PROVIDER = ProviderSpec(
+    kind=SystemOneProvider.kind,
+    options=SystemOneOptions,
+    build=_build,
+    capabilities=lambda settings: default_capabilities(),
+    default_model="",  # a System One server names its models (GET /v1/models): set model =
+)

@@ -1,0 +1,146 @@
+"""A loopback OpenAI-compatible server that answers every chat completion after a fixed latency and counts the
+requests in flight over time: what a hosted API looks like to the Ray engine's tests and benchmarks.
+
+Runs in its own process (``LatencyServer()``: ``python latency_server.py --port-file F --latency L``), so the
+clients under test never compete with it for a GIL. ``POST /v1/chat/completions`` answers "5" with top-5
+logprobs (a geval judgement) after ``latency`` seconds; ``GET /events`` returns ``[[time, in_flight], ...]``,
+one entry per request start and end (``time.time()``, comparable across processes on one machine), and
+``GET /count`` the number of completions answered. A client that disconnects mid-request still counts until
+its latency has passed (a real API finishes what it was sent). Binds 127.0.0.1 only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+ANSWER = {"5": -0.05, "4": -3.2, "3": -4.5, "2": -6.0, "1": -7.0}
+
+
+def completion(body: dict) -> bytes:
+    top = [{"token": t, "logprob": lp, "bytes": None} for t, lp in ANSWER.items()]
+    choice = {
+        "index": 0, "message": {"role": "assistant", "content": "5"}, "finish_reason": "stop",
+        "logprobs": {"content": [{"token": "5", "logprob": -0.05, "bytes": None, "top_logprobs": top}]} if body.get("logprobs") else None,
+    }  # fmt: skip
+    return json.dumps({
+        "id": "chatcmpl-loopback", "object": "chat.completion", "created": 0, "model": body.get("model", ""),
+        "choices": [choice], "usage": {"prompt_tokens": 100, "completion_tokens": 1, "total_tokens": 101},
+    }).encode()  # fmt: skip
+
+
+class _State:
+    def __init__(self, latency: float) -> None:
+        self.latency = latency
+        self.in_flight = 0
+        self.answered = 0
+        self.events: list[tuple[float, int]] = []
+
+    def moved(self, delta: int) -> None:
+        self.in_flight += delta
+        self.events.append((time.time(), self.in_flight))
+
+
+async def _handle(state: _State, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    try:
+        while True:
+            head = await reader.readuntil(b"\r\n\r\n")
+            lines = head.decode("latin-1").split("\r\n")
+            method, path = lines[0].split(" ")[:2]
+            headers = {k.strip().lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:] if line)}
+            raw = await reader.readexactly(int(headers.get("content-length", "0")))
+            if method == "GET" and path == "/events":
+                data = json.dumps(state.events).encode()
+            elif method == "GET" and path == "/count":
+                data = json.dumps(state.answered).encode()
+            else:
+                state.moved(+1)
+                try:
+                    await asyncio.sleep(state.latency)
+                finally:
+                    state.moved(-1)
+                state.answered += 1
+                data = completion(json.loads(raw or b"{}"))
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(data) + data)
+            await writer.drain()
+    except (asyncio.IncompleteReadError, ConnectionError):
+        pass
+    finally:
+        writer.close()
+
+
+async def _serve(port_file: Path, latency: float) -> None:
+    state = _State(latency)
+    server = await asyncio.start_server(lambda r, w: _handle(state, r, w), "127.0.0.1", 0, backlog=4096)
+    port_file.write_text(str(server.sockets[0].getsockname()[1]))
+    async with server:
+        await server.serve_forever()
+
+
+class LatencyServer:
+    """The server in a child process; ``base_url`` for the openai provider, :meth:`events`, :meth:`stop`."""
+
+    def __init__(self, latency: float = 0.05) -> None:
+        folder = Path(tempfile.mkdtemp(prefix="judgesdk-latency-"))
+        port_file = folder / "port"
+        self._process = subprocess.Popen([sys.executable, __file__, "--port-file", str(port_file), "--latency", str(latency)])
+        deadline = time.monotonic() + 60
+        while not (port_file.exists() and port_file.read_text()):
+            if time.monotonic() > deadline or self._process.poll() is not None:
+                self.stop()
+                raise RuntimeError("the loopback latency server did not start")
+            time.sleep(0.05)
+        self.origin = f"http://127.0.0.1:{port_file.read_text()}"
+        self.base_url = self.origin + "/v1"
+
+    def _get(self, path: str):  # type: ignore[no-untyped-def]
+        with urllib.request.urlopen(self.origin + path, timeout=30) as answer:
+            return json.loads(answer.read())
+
+    def events(self) -> list[tuple[float, int]]:
+        return [(t, n) for t, n in self._get("/events")]
+
+    def answered(self) -> int:
+        return int(self._get("/count"))
+
+    def stop(self) -> None:
+        if self._process.poll() is None:
+            self._process.terminate()
+            try:
+                self._process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self._process.kill()
+
+    def __enter__(self) -> LatencyServer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def in_flight_at(events: list[tuple[float, int]], when: float) -> int:
+    """Requests in flight at time ``when`` (the last event at or before it)."""
+    level = 0
+    for t, n in events:
+        if t > when:
+            break
+        level = n
+    return level
+
+
+if __name__ == "__main__":
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--port-file", required=True)
+    parser.add_argument("--latency", type=float, default=0.05)
+    args = parser.parse_args()
+    os.environ.setdefault("PYTHONUNBUFFERED", "1")
+    asyncio.run(_serve(Path(args.port_file), args.latency))
