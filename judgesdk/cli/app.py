@@ -102,7 +102,7 @@ class _ReaderMayLeave:
 def _reader_may_leave() -> Iterator[_ReaderMayLeave]:
     stream = sys.stdout
     guarded = _ReaderMayLeave(stream)
-    sys.stdout = guarded  # type: ignore[assignment]
+    sys.stdout = guarded
     try:
         yield guarded
     finally:

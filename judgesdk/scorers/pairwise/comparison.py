@@ -192,11 +192,11 @@ async def _decision_order(setup: _Setup, provider: Provider, outputs: Sequence[s
         "cached": response.cached, "reason": "the provider answers decision questions: a choice of A, B or tie",
     }  # fmt: skip
     if answer.status != "ok" or answer.probabilities is None:
-        return OrderJudgement(p_first=None, **{**common, "status": answer.status, "reason": f"{answer.status}: {answer.reason}"})  # type: ignore[arg-type]
+        return OrderJudgement(p_first=None, **{**common, "status": answer.status, "reason": f"{answer.status}: {answer.reason}"})
     p_a, p_b, p_tie = answer.probabilities
     labels = setup.scale.labels
     probs = {labels[0]: p_a, labels[1]: p_b, (setup.tie or "tie"): p_tie}
-    return OrderJudgement(status="ok", **common, **_read(probs, labels, setup.tie))  # type: ignore[arg-type]
+    return OrderJudgement(status="ok", **common, **_read(probs, labels, setup.tie))
 
 
 def _read(probs: dict[str, float], labels: tuple[str, ...], tie: str | None) -> dict[str, object]:
