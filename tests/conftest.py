@@ -35,6 +35,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # `from support.server
 from support.fault_proxy import FaultProxy  # noqa: E402
 from support.servers import LiteLLMProxy, LlamaServer, embedded_gguf_path, missing_modules  # noqa: E402
 
+# The `judgesdk serve` fixtures (session-scoped: one server for every module that uses them). Imported into
+# each test module instead, each module got its own copy of the fixture, and the server started once per module.
+pytest_plugins = ["support.serve_fixtures"]
+
 # Loopback traffic must never go through an environment HTTP proxy.
 _no_proxy = [p for p in os.environ.get("NO_PROXY", os.environ.get("no_proxy", "")).split(",") if p]
 for _host in ("127.0.0.1", "localhost", "::1"):

@@ -36,8 +36,6 @@ litellm = pytest.importorskip("litellm")
 from litellm.types.decisions import DecisionsResponse, OpenAIDecisionResponse  # noqa: E402
 from openai.types.decision import Decision  # noqa: E402
 
-from support.serve_fixtures import embedded_serve, same_judge  # noqa: F401  (fixtures, used as test arguments)
-
 pytestmark = pytest.mark.integration
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "summaries.jsonl"

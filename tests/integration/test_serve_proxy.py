@@ -18,7 +18,6 @@ import pytest
 from judgesdk.cli.app import main
 from judgesdk.prompting.presets import criterion as preset
 
-from support.serve_fixtures import embedded_serve, same_judge  # noqa: F401  (fixtures, used as test arguments)
 from support.serve_process import JudgesdkServe
 from support.servers import LiteLLMProxy
 

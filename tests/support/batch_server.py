@@ -35,8 +35,10 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from support.loopback import LoopbackServer
 
 Reply = Callable[[dict], "str | dict"]
 Fail = Callable[[dict], "str | None"]
@@ -74,7 +76,7 @@ def _words(value: Any) -> int:
     return 0
 
 
-class BatchServer:
+class BatchServer(LoopbackServer):
     """See the module docstring. ``polls``: retrievals before a batch is done (0: done at once)."""
 
     def __init__(self, reply: Reply, *, fail: Fail | None = None, polls: int = 1) -> None:
@@ -87,35 +89,6 @@ class BatchServer:
         self._cached_prefixes: set[str] = set()
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
-
-    # -- lifecycle -------------------------------------------------------------------------------
-
-    def start(self) -> BatchServer:
-        handler = type("Handler", (_Handler,), {"app": self})
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-
-    def __enter__(self) -> BatchServer:  # noqa: PYI034 - kept simple for Python 3.10
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    @property
-    def origin(self) -> str:
-        assert self._server is not None, "BatchServer is not running"
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
 
     @property
     def openai_base_url(self) -> str:
@@ -379,3 +352,6 @@ def _multipart(content_type: str, raw: bytes) -> tuple[str, str, bytes]:
         elif name == "file":
             filename, data = part.get_filename() or "", payload
     return purpose, filename, data
+
+
+BatchServer.handler = _Handler  # defined below the server class, which names it for LoopbackServer.start

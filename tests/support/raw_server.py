@@ -22,8 +22,10 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from support.loopback import LoopbackServer, QuietHTTPServer
 
 __all__ = ["RawRequest", "RawServer", "Reply", "chat_completion"]
 
@@ -57,45 +59,18 @@ def chat_completion(text: str = "4", *, model: str = "m", logprobs: Any = None) 
             "usage": {"prompt_tokens": 3, "completion_tokens": 1, "total_tokens": 4}}  # fmt: skip
 
 
-class RawServer:
+class RawServer(LoopbackServer):
+    server_class = QuietHTTPServer
+
     def __init__(self, answer: Callable[[RawRequest], Reply]) -> None:
         self.answer = answer
         self.requests: list[RawRequest] = []
         self._lock = threading.Lock()
-        self._server: ThreadingHTTPServer | None = None
-
-    def start(self) -> RawServer:
-        handler = type("Handler", (_Handler,), {"app": self})
-        self._server = _Quiet(("127.0.0.1", 0), handler)
-        self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
-        return self
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-
-    def __enter__(self) -> RawServer:  # noqa: PYI034 - kept simple for Python 3.10
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    @property
-    def origin(self) -> str:
-        assert self._server is not None, "RawServer is not running"
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
 
     @property
     def base_url(self) -> str:
         return f"{self.origin}/v1"
 
-
-class _Quiet(ThreadingHTTPServer):
-    def handle_error(self, request: Any, client_address: Any) -> None:  # a client that hung up (a killed child): not news
-        pass
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -135,3 +110,6 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
 
     do_GET = do_POST = _handle
+
+
+RawServer.handler = _Handler  # defined below the server class, which names it for LoopbackServer.start
