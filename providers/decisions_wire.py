@@ -186,7 +186,7 @@ def _by_option(items: list[Any], question: ChoiceQuestion, field: str) -> tuple[
 def read_usage(usage: Any) -> Usage:
     if not isinstance(usage, dict):
         return Usage(calls=1)
-    details = usage.get("input_tokens_details") if isinstance(usage.get("input_tokens_details"), dict) else {}
+    details = listed if isinstance(listed := usage.get("input_tokens_details"), dict) else {}
 
     def count(value: Any) -> int:
         return int(value) if is_number(value) and value >= 0 else 0

@@ -144,11 +144,12 @@ class LlamaCppProvider:
         self.endpoint = str(path)
         self.capabilities = capabilities or DEFAULT_CAPABILITIES
         threads = n_threads or os.cpu_count() or 1
+        gpu_layers = default_gpu_layers() if n_gpu_layers is None else n_gpu_layers
         self._settings = {
             "model_path": str(path),
             "n_ctx": n_ctx,
             "n_batch": n_batch,
-            "n_gpu_layers": default_gpu_layers() if n_gpu_layers is None else n_gpu_layers,
+            "n_gpu_layers": gpu_layers,
             "n_threads": threads,
             "n_threads_batch": n_threads_batch or threads,
             "logits_all": False,
@@ -156,7 +157,7 @@ class LlamaCppProvider:
         }
         if op_offload is not None:  # llama.cpp's default (on) is left to llama.cpp: the kwargs stay those of every release
             self._settings["op_offload"] = op_offload
-        self._device = _device_tag(self._settings["n_gpu_layers"], op_offload)
+        self._device = _device_tag(gpu_layers, op_offload)
         states = PrefixStates(prefix_states if prefix_reuse else 0, int(prefix_state_mb * 2**20))
         self._cache = PrefixCache(reuse=prefix_reuse, states=states, track_unique_tokens=track_unique_tokens, kind=self.kind)
         self.parallel_suffixes = parallel_suffixes if prefix_reuse else 1  # batching shares a prefix: it is reuse

@@ -106,7 +106,7 @@ def read_response(payload: Any, request: DecisionRequest) -> tuple[list[Decision
         found = "no 'answers' object" if isinstance(payload, dict) else f"{json_kind(payload)}, not an object"
         return [error_answer(q, f"the response has {found}") for q in request.questions], Usage(calls=1), None
     given = payload["answers"]
-    refusals = payload.get("refusals") if isinstance(payload.get("refusals"), dict) else {}
+    refusals = listed if isinstance(listed := payload.get("refusals"), dict) else {}
     answers = []
     for key, question in zip(keys(request), request.questions):
         if key in given:

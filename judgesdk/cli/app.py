@@ -102,7 +102,7 @@ class _ReaderMayLeave:
 def _reader_may_leave() -> Iterator[_ReaderMayLeave]:
     stream = sys.stdout
     guarded = _ReaderMayLeave(stream)
-    sys.stdout = guarded  # type: ignore[assignment]
+    sys.stdout = guarded
     try:
         yield guarded
     finally:
@@ -113,7 +113,7 @@ def _reader_may_leave() -> Iterator[_ReaderMayLeave]:
 VERBOSE_HELP = "log judgesdk's debug messages, and llama.cpp's own log, to stderr"
 
 
-class _Stderr(logging.StreamHandler):  # type: ignore[type-arg]
+class _Stderr(logging.StreamHandler):
     """Writes to a copy of the process's stderr taken when ``-v`` was set up: llama-cpp-python points stderr
     (the file descriptor and ``sys.stderr``) at /dev/null while it loads a model, and that is when llama.cpp
     says why a file will not load. Where stderr is no file (a caller's or a test's stand-in), to

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -87,7 +87,7 @@ def run_score(args: argparse.Namespace) -> int:
     if config.jury is not None:  # several judges answer each item (judgesdk.jury)
         from judgesdk.jury import Jury
 
-        judge = Jury.from_config(config, slice_items=[item for item, _ in items])
+        judge: Judge | Jury = Jury.from_config(config, slice_items=[item for item, _ in items])
     else:
         judge = Judge.from_config(config, extras=Extras(meter=beside.meter) if beside is not None else None)
     try:
@@ -101,6 +101,7 @@ def run_score(args: argparse.Namespace) -> int:
         raise
     try:
         task, done = pending(Task(criterion, items, ask), ledger)
+        more: Callable[[Any], list[tuple[str, str]]] | None  # called with the judge (a Judge, or a Jury for its summary)
         more = beside.rows(config, [(criterion, [item for item, _ in task.items])]) if beside is not None else None
         if config.jury is not None:  # the jury's summary lines (alpha, flags) cover the resumed rows too
             more = lambda jury: jury.summary_rows(done)  # noqa: E731

@@ -87,6 +87,7 @@ def _serve(args: argparse.Namespace, build: Any) -> int:
     live = LiveData(build, lambda: (stamp(args.results), stamp(args.results_b) if args.results_b else ()))
     server = make_server(live, args.host, args.port)
     host, port = server.server_address[:2]
+    host = host if isinstance(host, str) else bytes(host).decode()  # typeshed allows bytes; an IP server's host is a str
     shown = f"[{host}]" if ":" in str(host) else host
     try:  # from here on Ctrl-C is how the server is stopped: exit 0
         if args.host not in (LOOPBACK, "localhost", "::1"):

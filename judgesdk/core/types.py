@@ -110,7 +110,9 @@ def as_criteria(criterion: CriterionSpec) -> tuple[Criterion, ...]:
         if not criterion:
             raise InputError("pass at least one criterion")
         return tuple(as_criterion(c) for c in criterion)
-    return (as_criterion(criterion),)
+    if isinstance(criterion, (Criterion, str)):
+        return (as_criterion(criterion),)
+    raise InputError(f"criterion must be a Criterion or a non-empty name, got {criterion!r}")  # as as_criterion says it
 
 
 # decision: the probabilities a decision API answered (judgesdk.provider.decisions); predictive: the fused judge's

@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import itertools
+import sys
 import threading
 import time
 import uuid
@@ -83,7 +84,7 @@ class SharedLimiter:
         self, config: RateLimitConfig, lease_s: float = LEASE_S, owner_timeout_s: float = OWNER_TIMEOUT_S, clock: Any = time.monotonic
     ) -> None:
         self._permits = _Permits(lease_s)
-        self._limiter = limited(self._permits, config)  # type: ignore[arg-type]
+        self._limiter = limited(self._permits, config)
         self._tickets = itertools.count()
         self._holders: dict[int, asyncio.Task[None]] = {}
         self._owner_of: dict[int, str] = {}
@@ -105,7 +106,14 @@ class SharedLimiter:
         self._permits.pending[ticket] = (granted, asyncio.get_running_loop().create_future())
         context = contextvars.copy_context()
         context.run(_TICKET.set, ticket)
-        holder = asyncio.get_running_loop().create_task(self._hold(request), context=context)
+        if sys.version_info >= (3, 11):
+            holder = asyncio.get_running_loop().create_task(self._hold(request), context=context)
+        else:  # no context= before 3.11: a task copies the current context, so the ticket is set around its creation
+            token = _TICKET.set(ticket)
+            try:
+                holder = asyncio.get_running_loop().create_task(self._hold(request))
+            finally:
+                _TICKET.reset(token)
         self._holders[ticket] = holder
         self._owner_of[ticket] = owner
         holder.add_done_callback(lambda _: self._forget(ticket))

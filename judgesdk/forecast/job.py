@@ -27,6 +27,7 @@ results file beside it in the run's report.
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import json
 import os
@@ -76,7 +77,7 @@ def fingerprint(config: JudgeConfig, jobs: Sequence[Job]) -> str:
     """What identifies a job: each question asked (criteria, method, the judge config that changes answers,
     :func:`judgesdk.records.ask_for`) and its items."""
     payload = [
-        [ask_for(config, criterion).key, [item.model_dump(mode="json") for item in items]]  # type: ignore[arg-type]
+        [ask_for(config, criterion).key, [item.model_dump(mode="json") for item in items]]
         for criterion, items in jobs
     ]
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode("utf-8")).hexdigest()[:16]
@@ -144,15 +145,20 @@ async def aforecast(
     )  # fmt: skip
 
 
+def _given(provider: Provider) -> Callable[[], Provider]:
+    """A factory that answers ``provider`` itself (an adapter the caller built and owns)."""
+    return lambda: provider
+
+
 def _first_usable(config: JudgeConfig, adapters: Sequence[Any] | None) -> tuple[Provider, bool, Mapping[str, Any], list[str]]:
     """The provider that would answer (the chain's first that can be built), whether it was built here, its
     configured options, and why the ones before it are skipped."""
     sources: list[tuple[Callable[[], Provider], bool, Mapping[str, Any]]]
     if adapters is not None:
-        sources = [((lambda a=a: a), False, {}) if hasattr(a, "generate") else (a, True, {}) for a in adapters]
+        sources = [(_given(a), False, {}) if hasattr(a, "generate") else (a, True, {}) for a in adapters]
     else:
         chain: list[ProviderConfig] = config.providers or detect_chain(os.environ)
-        sources = [((lambda pc=pc: build_adapter(pc)), True, pc.options) for pc in chain]
+        sources = [(functools.partial(build_adapter, pc), True, pc.options) for pc in chain]
     skipped: list[str] = []
     for index, (build, owned, options) in enumerate(sources):
         try:

@@ -219,6 +219,7 @@ class KVReplay:
 def local_settings(adapter: Any, options: Mapping[str, Any]) -> dict[str, Any]:
     """The local provider's reuse settings, as :class:`KVReplay` takes them (all but ``n_swa``, which its
     vocabulary says): its own public attributes, the configured options, else the defaults of its constructor."""
+    params: Mapping[str, inspect.Parameter]
     try:
         params = inspect.signature(type(adapter).__init__).parameters
     except (TypeError, ValueError):  # pragma: no cover - a C-implemented stand-in

@@ -146,7 +146,7 @@ class PlanningProvider(WrapperProvider):
         counts = [len(i) if i is not None else self.tokens.count(p, bos=True) for i, p in zip(ids, prompts)]
         reused = [0] * len(requests)
         if self.replay is not None and all(i is not None for i in ids) and all(r.decision is None for r in requests):
-            reused = self._replay(requests, ids)  # type: ignore[arg-type]
+            reused = self._replay(requests, ids)
         responses = []
         for request, n_prompt, n_reused in zip(requests, counts, reused):
             kind = (

@@ -179,7 +179,7 @@ async def extract(
     )
 
 
-def _continuation(template: Template, output: str, **values: str) -> GenerateRequest:
+def _continuation(template: Template, output: str, **values: str | None) -> GenerateRequest:
     return GenerateRequest(messages=template.render(**values), continuation=JOIN + output, max_tokens=0, tags=template.tags())
 
 

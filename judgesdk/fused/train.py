@@ -91,7 +91,7 @@ def fit_file(
         low, high = scales[name]
         variants: list[Variant] = ["source", "source+reference"] if with_reference else ["source"]
         aux = [low + (high - low) * mean_unit[i] for i in keep] if mean_unit and all(i in mean_unit for i in keep) else None
-        fitted = {
+        fitted: dict[str, CriterionFit] = {
             v: fit_criterion(
                 rows, y, docs, criterion=name, variant=v, low=low, high=high, outer_k=k_outer, inner_k=k_inner, seed=seed, auxiliary=aux,
                 signs=signs_for(name, domain), feature_groups=priors.FEATURE_GROUPS[domain],

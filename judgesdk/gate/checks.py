@@ -71,7 +71,7 @@ def _result(gate: Any, kind: GateKind, outcome: Outcome | bool, observed: float 
         outcome = "pass" if outcome else "fail"
     return GateResult(
         name=gate.label, check=gate.kind, kind=kind, criterion=gate.criterion, outcome=outcome,
-        observed=observed, threshold=threshold, op=op, message=message, details=details,  # type: ignore[arg-type]
+        observed=observed, threshold=threshold, op=op, message=message, details=details,
     )  # fmt: skip
 
 

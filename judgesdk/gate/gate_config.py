@@ -11,7 +11,7 @@ import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -59,6 +59,8 @@ class _Gate(BaseModel):
 
     name: str | None = None  # default: "<criterion> <kind>"
     criterion: str
+    if TYPE_CHECKING:
+        kind: str  # each gate declares its kind as a Literal field (not a field here: it would change the field order)
 
     @property
     def label(self) -> str:

@@ -72,7 +72,7 @@ async def ascore_within_budget(
     ``on_result`` as they finish, including those of calls in flight when the cap was reached.
     """
     tasks = [Task(criterion, [(JudgeItem.model_validate(item) if not isinstance(item, JudgeItem) else item, {}) for item in items]) for criterion, items in jobs]
-    return await judge_tasks(judge, tasks, lambda n, i, r: on_result(jobs[n][0], i, r))  # type: ignore[arg-type]
+    return await judge_tasks(judge, tasks, lambda n, i, r: on_result(jobs[n][0], i, r))
 
 
 def score_within_budget(

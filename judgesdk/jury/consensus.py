@@ -123,7 +123,7 @@ def _majority(parts: Mapping[str, JudgeResult], scale: Scale) -> tuple[float, di
     votes = {label: list(labels.values()).count(label) for label in dict.fromkeys(labels.values())}
     top = max(votes.values())
     tied = [label for label, count in votes.items() if count == top]
-    middle = statistics.median(r.score for r in parts.values())  # type: ignore[type-var]
+    middle = statistics.median(r.score for r in parts.values() if r.score is not None)  # every part has one (see _label)
     label = min(tied, key=lambda lab: (abs(scale.value_of(lab) - middle), scale.value_of(lab)))
     return scale.value_of(label), {"labels": labels, "label": label, "votes": top, "tie": len(tied) > 1}
 
@@ -154,7 +154,8 @@ def fit_weights(scores: np.ndarray, human: np.ndarray, names: Sequence[str]) -> 
     def grad(w: np.ndarray) -> np.ndarray:
         return 2.0 * scores.T @ (scores @ w - human) / n
 
-    found = minimize(
+    # scipy-stubs 1.17 has no minimize overload for SLSQP's dict constraints with jac= and options= (each alone checks)
+    found = minimize(  # type: ignore[call-overload]
         loss, np.full(k, 1.0 / k), jac=grad, method="SLSQP", bounds=[(0.0, 1.0)] * k,
         constraints=[{"type": "eq", "fun": lambda w: w.sum() - 1.0, "jac": lambda w: np.ones(k)}],
         options={"ftol": 1e-14, "maxiter": 500},

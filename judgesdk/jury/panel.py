@@ -296,7 +296,8 @@ class Jury:
         table = [s for s in (judge_scores(r) for r in rows) if s is not None]
         found = self.agreement(earlier)
         flagged = sum(bool((r.get("details") or {}).get("flagged")) for r in rows)
-        thresholds = ", ".join(f"{t:.2f}" for t in sorted({(r.get("details") or {}).get("threshold") for r in rows} - {None}))
+        seen = {(r.get("details") or {}).get("threshold") for r in rows}
+        thresholds = ", ".join(f"{t:.2f}" for t in sorted(t for t in seen if t is not None))
         out = [(METHOD, f"{len(self.members)} judges, aggregate {self.settings.aggregate}, min_judges {self.settings.needed}")]
         for name, member in self.members.items():
             answered = sum(not math.isnan(finite_or_nan(scores.get(name))) for scores in table)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -39,7 +39,7 @@ __all__ = [
 ]
 
 CalibrationMethod = Literal["isotonic", "linear"]
-FORMAT = "judgesdk.calibration/1"
+FORMAT: Final = "judgesdk.calibration/1"
 DEFAULT_MIN_ITEMS = 10
 
 
@@ -78,7 +78,7 @@ class Calibration(BaseModel):
     def apply(self, score: float) -> float:
         return float(self.apply_many([score])[0])
 
-    def apply_many(self, scores: Sequence[float]) -> np.ndarray:
+    def apply_many(self, scores: Sequence[float] | np.ndarray) -> np.ndarray:
         x = np.asarray(scores, dtype=float)
         if self.method == "isotonic":
             y = np.interp(x, self.knots_x, self.knots_y)

@@ -279,12 +279,12 @@ def human_ceiling(
     out = []
     for lv in levels:
         for m in methods:
-            values = [level_correlation(items, lv, m, convention).value for items in per_annotator]
-            defined = [v for v in values if v is not None]
+            level_values = [level_correlation(items, lv, m, convention).value for items in per_annotator]
+            defined = [v for v in level_values if v is not None]
             judge = _safe_level(judged, lv, m, convention)
             out.append(
                 CeilingLevel(
-                    level=lv, method=m, value=sum(defined) / len(defined) if defined else None, per_annotator=values, judge=judge,
+                    level=lv, method=m, value=sum(defined) / len(defined) if defined else None, per_annotator=level_values, judge=judge,
                 )
             )  # fmt: skip
     docs = sorted({d for d, _ in scored})
@@ -473,8 +473,10 @@ def build_card(
     runtimes, templates = list(judge.runtimes), list(judge.templates)
     for section in sections:
         for row, raw in read_card_rows(section.results_file).values():
-            provenance = raw.get("provenance") if isinstance(raw.get("provenance"), dict) else {}
-            served = provenance.get("served") if isinstance(provenance.get("served"), dict) else {}
+            provenance = raw.get("provenance")
+            provenance = provenance if isinstance(provenance, dict) else {}
+            served = provenance.get("served")
+            served = served if isinstance(served, dict) else {}
             if served.get("runtime") and str(served["runtime"]) not in runtimes:
                 runtimes.append(str(served["runtime"]))
             for template in provenance.get("templates") or []:

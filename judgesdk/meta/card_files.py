@@ -136,10 +136,10 @@ def _section(section: CriterionCard) -> list[str]:
     else:
         out.append("n/a: the rows carry neither usage nor latency.")
     if section.run_items_judged and section.run_wall_seconds is not None:
-        per = section.run_wall_seconds / section.run_items_judged * 1000
+        per_1000 = section.run_wall_seconds / section.run_items_judged * 1000
         out.append(
             f"Wall clock, measured by the run that judged them: {section.run_items_judged} items judged in "
-            f"{section.run_wall_seconds:,.1f} s ({_n(per)} s per 1,000 items"
+            f"{section.run_wall_seconds:,.1f} s ({_n(per_1000)} s per 1,000 items"
             + (f", concurrency {section.run_concurrency}" if section.run_concurrency else "") + ")."
         )
     return out + [""]

@@ -32,9 +32,9 @@ def fit_usage(rows: Iterable[Mapping[str, Any]]) -> FitUsage | None:
     seen = False
     for row in rows:
         usage.n_rows += 1
-        details = row.get("details") if isinstance(row.get("details"), dict) else {}
-        fit = details.get("fit") if isinstance(details.get("fit"), dict) else None
-        chosen = details.get("auto") if isinstance(details.get("auto"), dict) else None
+        details = raw if isinstance(raw := row.get("details"), dict) else {}
+        fit = raw if isinstance(raw := details.get("fit"), dict) else None
+        chosen = raw if isinstance(raw := details.get("auto"), dict) else None
         if fit is not None:
             seen = True
             key = f"{fit.get('domain', 'news')}/{fit.get('variant', '?')} ({fit.get('label') or fit.get('signal_set', '')})"

@@ -107,7 +107,7 @@ def resolve_level(name: str) -> Level:
     """000's level name for ``name`` (a level or an unambiguous alias); InputError otherwise."""
     key = name.strip().lower()
     if key in LEVELS:
-        return key  # type: ignore[return-value]
+        return key
     if key in LEVEL_ALIASES:
         return LEVEL_ALIASES[key]
     raise InputError(

@@ -177,7 +177,8 @@ def _provenance(raw: Any, key: Key, where: str) -> Provenance | None:
 
 def _record(row: Mapping[str, Any], key: Key, where: str) -> Record | None:
     """The row's provenance record; a jury's row has none of its own, its judges' (in ``parts``) stand for it."""
-    parts = row.get("parts") if isinstance(row.get("parts"), Mapping) else {}
+    parts = row.get("parts")
+    parts = parts if isinstance(parts, Mapping) else {}
     return record_of(
         _provenance(row.get("provenance"), key, where),
         {name: _provenance(part.get("provenance"), key, where) for name, part in parts.items() if isinstance(part, Mapping)},

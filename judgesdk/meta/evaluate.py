@@ -207,7 +207,7 @@ def _h2h(
             "check doc_id, first and second of the --pairwise file against the human file's doc_id and system_id"
         )
     quality = quality_of(pointwise | {it.key for it in items})
-    cp = {name: correct_preferences_h2h(matched, items, name, quality=quality) for name in ("all", "challenge")}  # type: ignore[arg-type]
+    cp = {name: correct_preferences_h2h(matched, items, name, quality=quality) for name in ("all", "challenge")}
     return cp, counts
 
 
@@ -326,7 +326,7 @@ def meta_evaluate(
         levels=level_results,
         per_system=[per_system_correlations(items, m, conv) for m in ms],
         meta_correlation=[meta_correlation(items, m, conv) for m in ms],
-        correct_preferences={name: correct_preferences(items, name, quality=quality) for name in ("all", "challenge")},  # type: ignore[arg-type]
+        correct_preferences={name: correct_preferences(items, name, quality=quality) for name in ("all", "challenge")},
         length=length_bias(items, lengths) if lengths else None,
         repeats=_repeats(kept),
         throughput=throughput(results, cost) if (results := _results(kept, dimension)) else None,

@@ -155,9 +155,9 @@ def throughput(results: Sequence[JudgeResult], cost: CostModel | None = None) ->
     scale = 1000 / n
     inp = sum(r.usage.input_tokens for r in results)
     out = sum(r.usage.output_tokens for r in results)
-    usd = None
+    usd: float | None = None
     if cost is not None:  # one price arithmetic for reports and budgets (prompt-cache reads and writes included)
-        usd = sum(price_for(r.provider or "", r.model or "", cost)[0].cost(r.usage) for r in results)  # type: ignore[union-attr]
+        usd = sum((price_for(r.provider or "", r.model or "", cost)[0].cost(r.usage) for r in results), 0.0)  # type: ignore[union-attr]
     return Throughput(
         n_judgements=n,
         share_ok=sum(r.status == "ok" for r in results) / n,

@@ -147,7 +147,7 @@ def read_pairwise(path: str | Path) -> tuple[list[PairwiseJudgement], int]:
         if str(winner).lower() not in _WINNERS:
             raise InputError(f"{where}: winner must be first, second or tie, got {winner!r}")
         out.append(
-            PairwiseJudgement(doc_id=str(row["doc_id"]), first=str(row["first"]), second=str(row["second"]), winner=_WINNERS[str(winner).lower()])  # type: ignore[arg-type]
+            PairwiseJudgement(doc_id=str(row["doc_id"]), first=str(row["first"]), second=str(row["second"]), winner=_WINNERS[str(winner).lower()])
         )
     return out, unclear
 

@@ -150,11 +150,11 @@ def load_labelled(judge_results: str | Path, human: str | Path, dimension: str, 
         if not isinstance(score, (int, float)) or isinstance(score, bool):
             out.n_unscored += 1
             continue
-        key = next((k for k in _keys(row) if k in labels), None)
-        if key is None:
+        matched = next((k for k in _keys(row) if k in labels), None)
+        if matched is None:
             out.n_unmatched += 1
             continue
         out.scores.append(float(score))
-        out.labels.append(labels[key])
-        out.keys.append(key)
+        out.labels.append(labels[matched])
+        out.keys.append(matched)
     return out

@@ -27,7 +27,7 @@ PROMPTED = "geval"
 NOT_SUMMARIES = {"topicalchat", "hanna"}
 
 
-def fused_unavailable(provider: Provider, item: JudgeItem, criterion: Criterion, options: ScorerOptions) -> tuple[str | None, object]:
+def fused_unavailable(provider: Provider, item: JudgeItem, criterion: Criterion, options: ScorerOptions) -> tuple[str | None, fused.Choice | None]:
     """Why the fused judge cannot judge this (None when it can), and the :class:`~judgesdk.scorers.fused.Choice`
     (the fit and criterion model when it can; why each fit does not apply when a fit was looked for)."""
     caps = provider.capabilities

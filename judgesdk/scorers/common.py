@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Generic, TypeVar, cast
 
@@ -126,7 +126,7 @@ def result_from_responses(provider: Provider, responses: Sequence[GenerateRespon
         latency_s=sum(r.latency_s for r in responses),
         cached=bool(responses) and all(r.cached for r in responses),
         notes=[*extra_notes, *notes],
-        **fields,  # type: ignore[arg-type]
+        **fields,
     )
 
 
@@ -208,7 +208,7 @@ class UnusableAnswer(Exception):
 
 
 def greedy_request(
-    template: Template, values: dict[str, object], max_tokens: int, seed: int | None, grammar: str | None = None
+    template: Template, values: Mapping[str, object], max_tokens: int, seed: int | None, grammar: str | None = None
 ) -> GenerateRequest:
     """The request of :func:`greedy_response` (``grammar`` only for providers with ``Capabilities.grammar``)."""
     return GenerateRequest(
@@ -217,14 +217,14 @@ def greedy_request(
 
 
 async def greedy_response(
-    provider: Provider, template: Template, values: dict[str, object], max_tokens: int, seed: int | None
+    provider: Provider, template: Template, values: Mapping[str, object], max_tokens: int, seed: int | None
 ) -> tuple[GenerateResponse, str]:
     """One greedy (temperature 0) free-text generation from ``template``: the response and its text."""
     response = await provider.generate(greedy_request(template, values, max_tokens, seed))
     return response, response.choices[0].text if response.choices else ""
 
 
-async def generate_text(provider: Provider, template: Template, values: dict[str, object], max_tokens: int, seed: int | None) -> tuple[str, Usage]:
+async def generate_text(provider: Provider, template: Template, values: Mapping[str, object], max_tokens: int, seed: int | None) -> tuple[str, Usage]:
     """One greedy generation from ``template``; an empty answer raises :class:`UnusableAnswer`."""
     response, text = await greedy_response(provider, template, values, max_tokens, seed)
     text = text.strip()
@@ -249,9 +249,9 @@ def template_override(options: ScorerOptions, needed: set[str]) -> Template | No
     return template if template is not None and needed <= template.variables else None
 
 
-def worst_status(statuses: Sequence[str]) -> ResultStatus:
+def worst_status(statuses: Sequence[ResultStatus]) -> ResultStatus:
     """The most severe of ``statuses`` (ok < low_coverage < unparsed < refused < missing < error); ok for none."""
-    return max(statuses, key=_STATUS_RANK.__getitem__, default="ok")  # type: ignore[return-value]
+    return max(statuses, key=_STATUS_RANK.__getitem__, default="ok")
 
 
 def total_usage(usages: Sequence[Usage]) -> Usage:

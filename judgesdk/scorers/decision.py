@@ -90,7 +90,7 @@ class _Asked:
         self.question = question_for(criterion, self.scale, self.order)
 
     def result(self, answer: DecisionAnswer, method: str, reason: str, item: JudgeItem) -> JudgeResult:
-        evidence = {"question": self.question.type, "status": answer.status}
+        evidence: dict[str, object] = {"question": self.question.type, "status": answer.status}
         if answer.score is not None:
             evidence["server_score"] = answer.score
         if answer.confidence is not None:
@@ -106,11 +106,11 @@ class _Asked:
             why = answer.reason or answer.status
             return JudgeResult(
                 score=None, status=_STATUS[answer.status], error=why if answer.status == "error" else None,
-                notes=[*notes, f"{answer.status}: {why}"], details={"decision": evidence}, **common,  # type: ignore[arg-type]
+                notes=[*notes, f"{answer.status}: {why}"], details={"decision": evidence}, **common,
             )  # fmt: skip
         if isinstance(self.question, PredicateQuestion):
             p = answer.probability or 0.0
-            asked = (p, 1.0 - p)  # (pass, fail), in the question scale's order (below)
+            asked: tuple[float, ...] = (p, 1.0 - p)  # (pass, fail), in the question scale's order (below)
         else:
             asked = answer.probabilities or ()
         probs = [0.0] * len(self.scale.labels)
@@ -118,7 +118,7 @@ class _Asked:
             probs[position] = p
         distribution = LabelDistribution(scale=self.scale, probs=tuple(probs), method="decision", coverage=1.0)
         return JudgeResult(
-            score=distribution.expected, status="ok", distribution=distribution, notes=notes, details={"decision": evidence}, **common  # type: ignore[arg-type]
+            score=distribution.expected, status="ok", distribution=distribution, notes=notes, details={"decision": evidence}, **common
         )
 
 

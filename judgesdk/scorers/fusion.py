@@ -145,9 +145,9 @@ def chrf(candidate: str, reference: str, *, order: int = 6, beta: float = 2.0) -
         recalls.append(matches / sum(r.values()))
     if not precisions:
         return 0.0
-    p, r = sum(precisions) / len(precisions), sum(recalls) / len(recalls)
+    precision, recall = sum(precisions) / len(precisions), sum(recalls) / len(recalls)
     factor = beta**2
-    return (1 + factor) * p * r / (factor * p + r) if p + r > 0 else 0.0
+    return (1 + factor) * precision * recall / (factor * precision + recall) if precision + recall > 0 else 0.0
 
 
 # -- assistant evaluators --------------------------------------------------------------------------
@@ -161,8 +161,11 @@ class AssistantUnavailable(Exception):
 class Assistant(Protocol):
     """An assistant evaluator of 003: a named score in a documented range for one item."""
 
-    name: str
-    description: str
+    # read-only properties: the assistants are frozen dataclasses, which a settable protocol member would reject
+    @property
+    def name(self) -> str: ...
+    @property
+    def description(self) -> str: ...
 
     async def __call__(self, provider: Provider, item: JudgeItem) -> float: ...
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -53,6 +53,11 @@ class Demonstration(BaseModel):
 # -- templates with some placeholders filled ------------------------------------------------------
 
 
+def _constant(value: str) -> Callable[[re.Match[str]], str]:
+    """A replacement function for re.sub that inserts ``value`` as is (a replacement string would read its backslashes)."""
+    return lambda _match: value
+
+
 def bind(template: Template, **values: str) -> Template:
     """``template`` with the named placeholders filled, the others left for the scorer to render.
 
@@ -67,7 +72,7 @@ def bind(template: Template, **values: str) -> Template:
         if text is None:
             return None
         for name, value in values.items():
-            text = re.sub(r"\{\{\s*" + re.escape(name) + r"\s*\}\}", lambda _m, v=value: v, text)
+            text = re.sub(r"\{\{\s*" + re.escape(name) + r"\s*\}\}", _constant(value), text)
         return text
 
     digest = hashlib.sha256(repr((template.content_hash, sorted(values.items()))).encode("utf-8")).hexdigest()[:16]

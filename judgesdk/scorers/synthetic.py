@@ -117,7 +117,7 @@ def generation_order(n: int) -> list[list[tuple[int, int | None, int | None]]]:
     while gaps:
         level = [((lo + hi) // 2, lo, hi) for lo, hi in gaps if hi - lo > 1]
         if level:
-            levels.append(level)
+            levels.append([*level])  # a copy typed as the ladder's rungs (whose first level has no bounds)
         gaps = [g for mid, lo, hi in level for g in ((lo, mid), (mid, hi))]
     return levels
 

@@ -54,7 +54,7 @@ class Recorder:
         else:
             parts = {criterion.name: result for criterion, (_, result) in zip(criteria, judged)}
             result = combine(parts, self.config.method, JudgeItem(output=given.output or "-", id=the_id))
-        extra = {key: ids[key] for key in ("doc_id", "system_id") if key in ids}
+        extra: dict[str, str] = {key: ids[key] for key in ("doc_id", "system_id") if key in ids}
         served = {"route": route, "model": model, "questions": [question.name for question, _ in judged]}
         self.ledger.write(row_for(result, the_id, ask_for(self.config, criteria), {**extra, "served": served}))
         return 1

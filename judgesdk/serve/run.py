@@ -72,7 +72,9 @@ def serve(settings: ServeSettings, *, ready: Any = None) -> int:
 
     config = uvicorn.Config(
         app, host=settings.host, port=settings.port, access_log=False, log_level="warning", lifespan="off",
-        timeout_graceful_shutdown=settings.grace_s, server_header=False,
+        # uvicorn annotates this int but only hands it to asyncio.wait_for(timeout=), which takes seconds as a float
+        timeout_graceful_shutdown=settings.grace_s,  # type: ignore[arg-type]
+        server_header=False,
     )  # fmt: skip
     server = _Server(config)
 

@@ -15,7 +15,8 @@ come back as ``None`` with a reason.
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Callable
+from typing import Any, Literal
 
 import numpy as np
 from scipy import stats
@@ -31,7 +32,7 @@ _PAIRWISE_LIMIT = 300
 def check_method(method: str) -> Method:
     if method not in METHODS:
         raise InputError(f"unknown correlation method {method!r}: use one of {', '.join(METHODS)}")
-    return method  # type: ignore[return-value]
+    return method
 
 
 def _rowwise_pearson(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -122,7 +123,8 @@ def p_value(x: np.ndarray, y: np.ndarray, method: Method) -> float | None:
     """Two-sided p-value from scipy (t-distribution for Pearson/Spearman, exact/normal for Kendall)."""
     if len(x) < 3 or is_constant(x) or is_constant(y):
         return None
-    fn = {"spearman": stats.spearmanr, "pearson": stats.pearsonr, "kendall": stats.kendalltau}[method]
+    tests: dict[str, Callable[[np.ndarray, np.ndarray], Any]] = {"spearman": stats.spearmanr, "pearson": stats.pearsonr, "kendall": stats.kendalltau}
+    fn = tests[method]
     p = float(fn(x, y).pvalue)
     return None if np.isnan(p) else p
 

@@ -15,7 +15,7 @@ import numpy as np
 __all__ = ["fit_isotonic", "fit_linear", "pava"]
 
 
-def pava(y: Sequence[float], weights: Sequence[float] | None = None) -> np.ndarray:
+def pava(y: Sequence[float] | np.ndarray, weights: Sequence[float] | np.ndarray | None = None) -> np.ndarray:
     """Weighted least-squares non-decreasing fit of ``y`` (already ordered by x): pool adjacent violators.
 
     Each block holds (weighted mean, total weight, length); a new value is merged backwards while it

@@ -26,7 +26,7 @@ def bootstrap_mean_ci(values: Sequence[float], confidence: float, n_resamples: i
     return float(low), float(high)
 
 
-def sign_flip_p(shifted: Sequence[float], n_permutations: int, seed: int) -> float:
+def sign_flip_p(shifted: Sequence[float] | np.ndarray, n_permutations: int, seed: int) -> float:
     """One-sided p of mean(shifted) < 0 against H0 "differences symmetric around 0" (paired sign flips)."""
     d = np.asarray(shifted, dtype=float)
     observed = d.mean()

@@ -89,7 +89,8 @@ def _review(row: Mapping[str, Any], criterion: str) -> tuple[bool, list[str], fl
     """(needs review, reasons, risk, why it could not be judged) of one row, as the review gate reads it."""
     if row.get("score") is None:
         return False, [], None, None
-    details = row.get("details") if isinstance(row.get("details"), Mapping) else {}
+    details = row.get("details")
+    details = details if isinstance(details, Mapping) else {}
     # only what the signals read (a jury's parts, raw answers and provenance would cost validation and change nothing)
     record = {k: row[k] for k in ("id", "score", "status", "method", "criterion", "distribution") if k in row}
     record["details"] = {k: details[k] for k in ("outside_fit", "outside_fitted_range") if k in details}
@@ -102,8 +103,10 @@ def _review(row: Mapping[str, Any], criterion: str) -> tuple[bool, list[str], fl
 
 
 def _flags(row: Mapping[str, Any], score: float | None, review: bool) -> int:
-    details = row.get("details") if isinstance(row.get("details"), Mapping) else {}
-    dist = row.get("distribution") if isinstance(row.get("distribution"), Mapping) else {}
+    details = row.get("details")
+    details = details if isinstance(details, Mapping) else {}
+    dist = row.get("distribution")
+    dist = dist if isinstance(dist, Mapping) else {}
     bits = 0
     if review:
         bits |= _BIT["needs_review"]
@@ -218,7 +221,8 @@ def _identity(rows: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, int]]:
     def add(provenance: Any) -> None:
         if not isinstance(provenance, Mapping):
             return
-        served = provenance.get("served") if isinstance(provenance.get("served"), Mapping) else {}
+        served = provenance.get("served")
+        served = served if isinstance(served, Mapping) else {}
         for key in ("sdk", "calibration", "options"):
             if provenance.get(key):
                 found[key][str(provenance[key])] += 1
@@ -274,15 +278,15 @@ def histogram(values: Sequence[float], bins: int = MAX_BINS) -> dict[str, Any] |
     if distinct.size <= bins and np.all(distinct == np.round(distinct)):
         counts = [int(np.count_nonzero(array == v)) for v in distinct]
         return {"discrete": True, "values": [float(v) for v in distinct], "counts": counts, **summary}
-    counts, edges = np.histogram(array, bins=bins)
-    return {"discrete": False, "edges": [float(e) for e in edges], "counts": [int(c) for c in counts], **summary}
+    binned, edges = np.histogram(array, bins=bins)
+    return {"discrete": False, "edges": [float(e) for e in edges], "counts": [int(c) for c in binned], **summary}
 
 
 def _criteria(names: Sequence[str], run: Run, scores: Sequence[float | None], crit: Sequence[int], lows: Sequence[float | None], highs: Sequence[float | None]) -> list[dict[str, Any]]:
     out = []
     for index, name in enumerate(names):
         mine = [i for i, c in enumerate(crit) if c == index]
-        values = [scores[i] for i in mine if scores[i] is not None]
+        values = [s for i in mine if (s := scores[i]) is not None]
         widths = [highs[i] - lows[i] for i in mine if lows[i] is not None and highs[i] is not None]  # type: ignore[operator]
         ends = [v for i in mine for v in (scores[i], lows[i], highs[i]) if v is not None]
         jury_rows = [row for (_, c), row in run.rows.items() if c == name and row.get("method") == "jury"]
@@ -381,7 +385,8 @@ def page_data(
         row = run.rows[(item_id, criterion)]
         score = _finite(row.get("score"))
         status = str(row.get("status") or ("ok" if score is not None else "unparsed"))
-        details = row.get("details") if isinstance(row.get("details"), Mapping) else {}
+        details = row.get("details")
+        details = details if isinstance(details, Mapping) else {}
         review, reasons, risk, unread = _review(row, criterion or "criterion")
         low, high = _interval(details)
         if criterion not in crit_of:

@@ -70,7 +70,9 @@ def make_server(live: LiveData, host: str = "127.0.0.1", port: int = 0) -> Threa
             log.debug("view: " + format, *args)
 
         def _allowed_host(self) -> bool:
-            bound_host, bound_port = self.server.server_address[:2]
+            address = self.server.server_address
+            assert isinstance(address, tuple)  # an IP server's (host, port, ...), never a Unix socket's path
+            bound_host, bound_port = address[:2]
             if not ipaddress.ip_address(bound_host).is_loopback:  # exposed on purpose (--host): any name may reach it
                 return True
             given = (self.headers.get("Host") or "").strip().lower()

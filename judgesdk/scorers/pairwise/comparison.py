@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from typing import Literal
+from typing import Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -98,7 +98,10 @@ class Comparison(BaseModel):
     @property
     def winner(self) -> Winner | None:
         """``a`` or ``b`` by ``p_a_better`` (``tie`` at exactly 0.5); None when unparsed."""
-        return None if self.p_a_better is None else _side(self.p_a_better, "a", "b")
+        if self.p_a_better is None:
+            return None
+        side: Winner = _side(self.p_a_better, "a", "b")
+        return side
 
 
 # -- one comparison --------------------------------------------------------------------------------
@@ -189,11 +192,11 @@ async def _decision_order(setup: _Setup, provider: Provider, outputs: Sequence[s
         "cached": response.cached, "reason": "the provider answers decision questions: a choice of A, B or tie",
     }  # fmt: skip
     if answer.status != "ok" or answer.probabilities is None:
-        return OrderJudgement(p_first=None, **{**common, "status": answer.status, "reason": f"{answer.status}: {answer.reason}"})  # type: ignore[arg-type]
+        return OrderJudgement(p_first=None, **{**common, "status": answer.status, "reason": f"{answer.status}: {answer.reason}"})
     p_a, p_b, p_tie = answer.probabilities
     labels = setup.scale.labels
     probs = {labels[0]: p_a, labels[1]: p_b, (setup.tie or "tie"): p_tie}
-    return OrderJudgement(status="ok", **common, **_read(probs, labels, setup.tie))  # type: ignore[arg-type]
+    return OrderJudgement(status="ok", **common, **_read(probs, labels, setup.tie))
 
 
 def _read(probs: dict[str, float], labels: tuple[str, ...], tie: str | None) -> dict[str, object]:
@@ -204,11 +207,14 @@ def _read(probs: dict[str, float], labels: tuple[str, ...], tie: str | None) -> 
     if p_tie is not None and p_tie > max(p_a, p_b):
         verdict: Verdict = "tie"
     else:
-        verdict = _side(p_first, "first", "second")  # type: ignore[assignment]
+        verdict = _side(p_first, "first", "second")
     return {"p_first": p_first, "p_tie": p_tie, "verdict": verdict, "probs": probs}
 
 
-def _side(p: float, above: str, below: str) -> str:
+_S = TypeVar("_S", bound=str)
+
+
+def _side(p: float, above: _S, below: _S) -> _S | Literal["tie"]:
     return above if p > 0.5 else below if p < 0.5 else "tie"
 
 
