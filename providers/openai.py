@@ -131,9 +131,9 @@ class OpenAIProvider:
         another model behind the same URL and model name is another cache (issue 29 item 3). The listing's entry for
         this model (or its only entry: a single-model server such as llama.cpp's answers whatever name is asked) is
         named by its stable fields (id, root, parent, owned_by, meta: llama.cpp's parameter count and size, vLLM's
-        root path), never by a time or a permission id. A server without a listing (404, 405, 501) names nothing:
-        the key is its URL and model name, as before. Any other failure (a 503 while loading, no connection) settles
-        nothing: False, and the cache passes that request by; the next one asks again. What a listing cannot see (a
+        root path), never by a time or a permission id. A server without a listing (a 4xx, or a 200 that is no listing)
+        names nothing: the key is its URL and model name, as before. A busy or failing server (408, 409, 429, 5xx, no
+        connection, a timeout) settles nothing: False, and the cache passes that request by; the next one asks again. What a listing cannot see (a
         file replaced under the same name and size) only ``model_sha256`` can name."""
         if self._served is not None or self.model_sha256:
             return True
@@ -143,16 +143,18 @@ class OpenAIProvider:
             if self._served is not None:
                 return True
             try:
-                page = await within(self.timeout_s, self._client.models.list(), self.kind)
-                entries = [entry.model_dump(mode="json") if hasattr(entry, "model_dump") else dict(entry) for entry in page.data]
+                answer = await within(self.timeout_s, self._client.get("/models", cast_to=httpx.Response), self.kind)
+                body = answer.json()
             except openai.APIStatusError as exc:
-                if exc.status_code in (404, 405, 501):
-                    self._served = ""
-                    return True
+                if exc.status_code in (408, 409, 429) or exc.status_code >= 500:  # busy or loading: ask again next time
+                    return False
+                body = None  # no listing here (404, 405...): the server names nothing
+            except (openai.APIError, ProviderError):  # no connection, a timeout
                 return False
-            except (openai.APIError, ProviderError, TypeError, ValueError, AttributeError):
-                return False
-            self._served = served_model(entries, self.model)
+            except ValueError:  # a 200 that is not JSON: no listing
+                body = None
+            data = body.get("data") if isinstance(body, dict) else None
+            self._served = served_model([e for e in data if isinstance(e, dict)], self.model) if isinstance(data, list) else ""
             return True
 
     @property

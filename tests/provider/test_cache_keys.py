@@ -221,12 +221,13 @@ async def test_a_single_model_server_is_named_by_its_one_model_whatever_name_is_
         assert not (await _ask(server, cache, model="anything")).cached
 
 
-async def test_a_server_without_a_model_listing_is_keyed_by_its_url_and_model_name(tmp_path):
+@pytest.mark.parametrize(("status", "body"), [(404, {"error": {"message": "not found"}}), (200, {"id": "c1", "choices": []}), (200, [])])
+async def test_a_server_without_a_model_listing_is_keyed_by_its_url_and_model_name(tmp_path, status, body):
     pytest.importorskip("openai")
     from judgesdk.provider.layers.cache import open_cache
 
     cache = open_cache(tmp_path)
-    listing = {"status": 404, "body": {"error": {"message": "not found"}}, "served": "a"}
+    listing = {"status": status, "body": body, "served": "a"}
     with _server_with(listing) as server:
         assert not (await _ask(server, cache)).cached
         assert (await _ask(server, cache)).cached
