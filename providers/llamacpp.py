@@ -86,7 +86,7 @@ __all__ = [  # what this module offered before it was split, still importable fr
 
 # the answer-changing options' defaults (LlamaCppProvider.answer_settings); the threads as given (None: every CPU), so keys
 # do not depend on the machine's core count
-ANSWER_DEFAULTS: dict[str, object] = {"parallel_suffixes": 1, "n_ctx": 4096, "n_threads": None, "n_threads_batch": None}
+ANSWER_DEFAULTS: dict[str, object] = {"parallel_suffixes": 1, "n_ctx": 4096, "n_threads_batch": None}
 
 DEFAULT_CAPABILITIES = Capabilities(
     multiple_samples=True, seed=True, exact_labels=True, loglikelihood=True, prefill=True, grammar=True
@@ -160,7 +160,7 @@ class LlamaCppProvider:
         self._cache = PrefixCache(reuse=prefix_reuse, states=states, track_unique_tokens=track_unique_tokens, kind=self.kind)
         self.parallel_suffixes = parallel_suffixes if prefix_reuse else 1  # batching shares a prefix: it is reuse
         self._answering: dict[str, object] = {
-            "parallel_suffixes": self.parallel_suffixes, "n_ctx": n_ctx, "n_threads": n_threads, "n_threads_batch": n_threads_batch,
+            "parallel_suffixes": self.parallel_suffixes, "n_ctx": n_ctx, "n_threads_batch": n_threads_batch,
         }  # fmt: skip
         self._pending: list[tuple[GenerateRequest, asyncio.Future[GenerateResponse]]] = []
         self._pending_lock = threading.Lock()
@@ -218,7 +218,7 @@ class LlamaCppProvider:
     def answer_settings(self) -> str:
         """The options that move scores, where set away from their defaults (part of cache keys and of each answer's
         provenance): ``parallel_suffixes`` (grouped decodes move a 1-5 expectation by up to 0.16: benchmarks/README.md,
-        'Reproducible local scores'); ``n_ctx``, ``n_threads`` and ``n_threads_batch``, which no run has yet shown not to
+        'Reproducible local scores'); ``n_ctx`` and ``n_threads_batch``, which no run has yet shown not to
         (benchmarks/README.md, 'Which local options move a score'). The device is in :attr:`identity`; the options that
         cannot move a score are listed, with the measurement that says so, in judgesdk/provider/neutral.py."""
         return answer_settings(self._answering, ANSWER_DEFAULTS)

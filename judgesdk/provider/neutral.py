@@ -31,6 +31,10 @@ ANSWER_NEUTRAL: dict[str, dict[str, str]] = {
             "the same in any split; n_batch 64 and 136 against 512 moved none of 24 G-Eval scores (benchmarks/README.md, "
             "'Which local options move a score')"
         ),
+        "n_threads": (
+            "how many CPU threads generate (and, unless n_threads_batch is set, evaluate prompts): n_threads 1 against every "
+            "CPU moved none of 24 G-Eval scores (benchmarks/README.md, 'Which local options move a score')"
+        ),
         "track_unique_tokens": "counts distinct prompt tokens in a trie beside the model (benchmarks); the decode is untouched",
         "model_sha256": (
             "names the file's sha256 where it is known, for provenance and fused fits; it is checked against the file (a "
