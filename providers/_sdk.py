@@ -34,7 +34,7 @@ from collections.abc import Awaitable, Iterable
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
-from judgesdk.core.errors import MalformedAnswerError, PermanentError, ProviderError, ProviderTimeoutError, TransientError, error_from_status
+from judgesdk.core.errors import AuthError, MalformedAnswerError, PermanentError, ProviderError, ProviderTimeoutError, TransientError, error_from_status
 from judgesdk.provider.protocol import GenerateRequest, TokenLogprob, TopLogprob, Usage
 from judgesdk.provider.urls import redact_url, scrub_credentials
 
@@ -60,6 +60,15 @@ def key_for_host(api_key: str | None, base_url: str | None, default_host: str, e
     if api_key:
         return api_key
     return os.environ.get(env_var) if is_default_host(base_url, default_host) else None
+
+
+def vendor_key(api_key: str | None, base_url: str | None, default_host: str, env_var: str, provider: str) -> str:
+    """The key an adapter hands its SDK (:func:`key_for_host`), or :data:`PLACEHOLDER_KEY` for a host that needs
+    none; an :class:`~judgesdk.core.errors.AuthError` naming ``env_var`` when the vendor's own host has no key."""
+    key = key_for_host(api_key, base_url, default_host, env_var)
+    if not key and is_default_host(base_url, default_host):
+        raise AuthError(f"the {provider} provider needs {env_var} (or api_key=...) for {default_host}", provider=provider)
+    return key or PLACEHOLDER_KEY
 
 
 # The variables the SDKs (and LiteLLM's routes) read for a base URL when given none: judgesdk never lets them

@@ -21,8 +21,8 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Any, Literal
 
 from judgesdk.core.errors import CapabilityError, ConfigError, PermanentError
-from judgesdk.provider.decisions import DecisionAnswer, chunks
-from judgesdk.provider.protocol import Capabilities, GenerateRequest, GenerateResponse, Usage, runtime
+from judgesdk.provider.decisions import DecisionRequest, ask_in_parts
+from judgesdk.provider.protocol import Capabilities, GenerateRequest, GenerateResponse, answer_settings, runtime
 
 from . import decisions_wire, systemone_wire
 from ._sdk import PLACEHOLDER_KEY, classify
@@ -75,6 +75,13 @@ class LiteLLMDecisionsProvider:
         self._api_key = api_key or (PLACEHOLDER_KEY if base_url else None)
         self._timeout_s = timeout_s
 
+    @property
+    def answer_settings(self) -> str:
+        """The route, and the questions per call when not LiteLLM's 128 (cache keys and provenance: one decision
+        request sent to ``adecisions`` or ``asystemone`` is two questions; a question may be answered differently
+        beside other questions)."""
+        return answer_settings({"api": self.api, "max_questions": self.capabilities.max_questions}, {"max_questions": MAX_QUESTIONS})
+
     async def generate(self, request: GenerateRequest) -> GenerateResponse:
         if request.decision is None:
             raise CapabilityError(
@@ -82,30 +89,27 @@ class LiteLLMDecisionsProvider:
                 provider=self.kind,
             )
         started = time.perf_counter()
-        answers: list[DecisionAnswer] = []
-        usage = Usage()
-        served: str | None = None
-        for part in chunks(request.decision, self.capabilities.max_questions or MAX_QUESTIONS):
-            body = self._wire.request_body(part, self.model)
-            arguments = {key: value for key, value in body.items() if key != "model"}  # input or state, and questions
-            connection = {"api_base": self._base_url, "api_key": self._api_key}
-            try:
-                raw = await self._call(
-                    model=self.model, timeout=self._timeout_s, num_retries=0, **arguments, **{k: v for k, v in connection.items() if v is not None}
-                )
-            except Exception as exc:  # litellm maps backend errors to OpenAI-style exceptions with status_code
-                if isinstance(exc, (TypeError, ValueError)) and getattr(exc, "status_code", None) is None:
-                    raise PermanentError(f"{self.kind}: {exc}", provider=self.kind) from exc
-                raise classify(exc, self.kind) from exc
-            payload = raw.model_dump(mode="json") if hasattr(raw, "model_dump") else raw
-            found, spent, model = self._wire.read_response(payload, part)
-            answers += found
-            usage = usage + spent
-            served = served or model
+        answers, usage, served = await ask_in_parts(request.decision, self.capabilities.max_questions or MAX_QUESTIONS, self._ask)
         provenance = {"runtime": runtime("litellm"), **({"model": served} if served else {})}
         return GenerateResponse(
             decisions=answers, usage=usage, latency_s=time.perf_counter() - started, provider=self.kind, model=self.model, provenance=provenance
         )
+
+    async def _ask(self, part: DecisionRequest) -> Any:
+        """One call of at most the route's questions: its answers, usage and the model the server names."""
+        body = self._wire.request_body(part, self.model)
+        arguments = {key: value for key, value in body.items() if key != "model"}  # input or state, and questions
+        connection = {"api_base": self._base_url, "api_key": self._api_key}
+        try:
+            raw = await self._call(
+                model=self.model, timeout=self._timeout_s, num_retries=0, **arguments, **{k: v for k, v in connection.items() if v is not None}
+            )
+        except Exception as exc:  # litellm maps backend errors to OpenAI-style exceptions with status_code
+            if isinstance(exc, (TypeError, ValueError)) and getattr(exc, "status_code", None) is None:
+                raise PermanentError(f"{self.kind}: {exc}", provider=self.kind) from exc
+            raise classify(exc, self.kind) from exc
+        payload = raw.model_dump(mode="json") if hasattr(raw, "model_dump") else raw
+        return self._wire.read_response(payload, part)
 
     async def aclose(self) -> None:
         return None

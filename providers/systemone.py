@@ -21,9 +21,10 @@ from typing import Any
 from pydantic import Field
 
 from judgesdk.core.errors import CapabilityError, ConfigError, PermanentError, TransientError, error_from_status
-from judgesdk.provider.decisions import DecisionAnswer, chunks
-from judgesdk.provider.protocol import Capabilities, GenerateRequest, GenerateResponse, Usage, runtime
+from judgesdk.provider.decisions import DecisionRequest, ask_in_parts
+from judgesdk.provider.protocol import Capabilities, GenerateRequest, GenerateResponse, answer_settings, runtime
 from judgesdk.provider.registry import ProviderOptions, ProviderSettings, ProviderSpec
+from judgesdk.provider.urls import redact_url
 
 from . import systemone_wire
 from ._sdk import classify
@@ -62,30 +63,34 @@ class SystemOneProvider:
         if not model:
             raise ConfigError("the systemone provider needs model: the name the server gives its decision model (GET /v1/models)")
         self.model = model
-        self.endpoint = base_url
+        self.endpoint = redact_url(base_url)  # shown, keyed: no credentials
         self.capabilities = capabilities or default_capabilities(max_questions)
         # LiteLLM's rule for System One servers: the path goes under the origin, a trailing /v1 of base_url dropped
         self.url = f"{base_url.rstrip('/').removesuffix('/v1')}{path}"
+        self.path = path
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._client = httpx.AsyncClient(timeout=timeout_s, headers=headers, trust_env=False)
+
+    @property
+    def answer_settings(self) -> str:
+        """The path and the questions per call when not the defaults (cache keys and provenance: another path of
+        one origin is another server; a question may be answered differently beside other questions)."""
+        return answer_settings(
+            {"path": self.path, "max_questions": self.capabilities.max_questions}, {"path": systemone_wire.PATH, "max_questions": DEFAULT_MAX_QUESTIONS}
+        )
 
     async def generate(self, request: GenerateRequest) -> GenerateResponse:
         if request.decision is None:
             raise CapabilityError("a System One server answers decision questions only: use method 'decision' (or 'auto')", provider=self.kind)
         started = time.perf_counter()
-        answers: list[DecisionAnswer] = []
-        usage = Usage()
-        served: str | None = None
-        for part in chunks(request.decision, self.capabilities.max_questions or DEFAULT_MAX_QUESTIONS):
-            payload = await self._post(systemone_wire.request_body(part, self.model))
-            found, spent, model = systemone_wire.read_response(payload, part)
-            answers += found
-            usage = usage + spent
-            served = served or model
+        answers, usage, served = await ask_in_parts(request.decision, self.capabilities.max_questions or DEFAULT_MAX_QUESTIONS, self._ask)
         provenance = {"runtime": runtime("httpx"), **({"model": served} if served else {})}
         return GenerateResponse(
             decisions=answers, usage=usage, latency_s=time.perf_counter() - started, provider=self.kind, model=self.model, provenance=provenance
         )
+
+    async def _ask(self, part: DecisionRequest) -> Any:
+        return systemone_wire.read_response(await self._post(systemone_wire.request_body(part, self.model)), part)
 
     async def _post(self, body: dict[str, Any]) -> Any:
         try:

@@ -25,7 +25,7 @@ from judgesdk.judging.judge_config import JudgeConfig, detect_chain, load_config
 from judgesdk.prompting.injection import instruction_like
 from judgesdk.prompting.templates import Template, load_template
 from judgesdk.provider.layers.witness import collecting, served_by
-from judgesdk.provider.protocol import Provider
+from judgesdk.provider.protocol import Provider, settings_of
 from judgesdk.provider.stack import Extras, ProviderSource, assemble, witnessed
 from judgesdk.scorers import pairwise, scorer_for
 from judgesdk.scorers.common import ScorerOptions
@@ -317,6 +317,8 @@ class Judge:
 
     def _provenance(self, provider: Provider, method: str, calls: list[Any], result: JudgeResult) -> Provenance:
         served, templates = served_by(calls)
+        if settings := settings_of(provider):  # the adapter's answer-changing options, as the cache key names them
+            served = {**served, "settings": settings}
         fits = {r.details.get("calibration") for r in [result, *(result.parts or {}).values()]} - {None, ""}
         return Provenance(
             sdk=sdk_version(),

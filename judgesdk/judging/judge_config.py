@@ -52,7 +52,7 @@ from judgesdk.provider.layers.breaker import OverloadConfig
 from judgesdk.provider.layers.retry import RetryPolicy
 from judgesdk.provider.registry import BUILT_IN, provider_spec
 from judgesdk.provider.settings import NO_KEY_IN_CONFIG, CacheConfig, ProviderConfig
-from judgesdk.provider.stack import StackPlan
+from judgesdk.provider.stack import StackPlan, model_identity
 from judgesdk.records import Ask
 from judgesdk.scorers.method_options import METHOD_KEYS
 from judgesdk.scorers.method_options import problem as method_options_problem
@@ -431,6 +431,7 @@ def ask_for(config: JudgeConfig, criteria: Criterion | Sequence[Criterion], meth
         "estimation": config.estimation.model_dump(mode="json"),
         "providers": [
             {"kind": p.kind, "model": p.model, "base_url": p.base_url, "api": p.api, "capabilities": p.capabilities, "options": p.options}
+            | ({"model_identity": identity} if (identity := model_identity(p)) else {})  # a GGUF's content: replaced, asked again
             for p in config.providers
         ],
     }

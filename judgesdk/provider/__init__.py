@@ -35,6 +35,7 @@ from judgesdk.provider.protocol import (
     WrapperProvider,
     find_layer,
     identity_of,
+    settings_of,
     unwrap,
 )
 from judgesdk.provider.registry import (
@@ -65,6 +66,7 @@ __all__ = [
     "WrapperProvider",
     "find_layer",
     "identity_of",
+    "settings_of",
     "provider_kinds",
     "provider_spec",
     "register",

@@ -27,10 +27,12 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, model_validator
+
+from judgesdk.core.types import Usage
 
 __all__ = [
     "MAX_LEVELS",
@@ -197,6 +199,23 @@ def chunks(request: DecisionRequest, size: int) -> list[DecisionRequest]:
         request.model_copy(update={"questions": request.questions[start : start + size]})
         for start in range(0, len(request.questions), size)
     ]
+
+
+async def ask_in_parts(
+    request: DecisionRequest, size: int, ask: Callable[[DecisionRequest], Awaitable[tuple[list[DecisionAnswer], Usage, str | None]]]
+) -> tuple[list[DecisionAnswer], Usage, str | None]:
+    """``request`` asked in :func:`chunks` of at most ``size`` questions, one ``ask`` (a call: its answers, usage and
+    the model the server names) after another: the answers in order, the usage summed, the first model named. The
+    one loop of every decision adapter."""
+    answers: list[DecisionAnswer] = []
+    usage = Usage()
+    served: str | None = None
+    for part in chunks(request, size):
+        found, spent, model = await ask(part)
+        answers += found
+        usage = usage + spent
+        served = served or model
+    return answers, usage, served
 
 
 class RequestError(ValueError):

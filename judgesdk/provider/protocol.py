@@ -152,7 +152,11 @@ class Provider(Protocol):
     A backend whose answers can change while those three stay the same (a model file replaced at the same
     path) also has an ``identity`` attribute: a string that changes with what answers. It is optional (a
     protocol member would force it on every adapter, and a hosted API's model name is all a client can
-    know), so it is read through :func:`identity_of`; the cache key includes it.
+    know), so it is read through :func:`identity_of`; the cache key includes it. Likewise an adapter whose
+    typed options change answers (a local model's ``parallel_suffixes``, an OpenAI server's ``api``) names the
+    ones set away from their defaults in an ``answer_settings`` string, read through :func:`settings_of`: the
+    cache key and each result's provenance include it (judgesdk/provider/neutral.py lists the options that do
+    not change answers, and why).
     """
 
     # read-only properties, not plain attributes: the wrappers (cache, retry, witness...) pass their inner
@@ -175,6 +179,27 @@ def identity_of(provider: Provider) -> str:
     """What names the answering model beyond kind, model and endpoint (e.g. a fingerprint of a GGUF file's
     content), or "" when the provider declares no ``identity``. Wrappers pass their inner provider's on."""
     return str(getattr(provider, "identity", "") or "")
+
+
+async def learn_identity(provider: Provider) -> bool:
+    """Let the adapter under any wrappers learn, once, the part of its ``identity`` only its server can tell (which
+    model an OpenAI-compatible server serves behind its URL: ``learn_identity`` of the adapter); True when the identity
+    is settled (or the adapter has nothing to learn), False when the server could not say just now: a cache must then
+    neither serve nor store that request's answer, since it cannot tell which model gave it."""
+    learn = getattr(unwrap(provider), "learn_identity", None)
+    return True if learn is None else bool(await learn())
+
+
+def settings_of(provider: Provider) -> str:
+    """The adapter's answer-changing options that differ from their defaults, as ``name=value`` joined by ``;``
+    (e.g. ``"parallel_suffixes=4"``), or "" when all are at their defaults (keys then stay those of before the
+    options were keyed) or the provider declares no ``answer_settings``. Wrappers pass their inner provider's on."""
+    return str(getattr(provider, "answer_settings", "") or "")
+
+
+def answer_settings(values: dict[str, object], defaults: dict[str, object]) -> str:
+    """:func:`settings_of`'s text for an adapter: ``values`` that differ from ``defaults``, sorted by name."""
+    return ";".join(f"{name}={values[name]}" for name in sorted(values) if values[name] != defaults.get(name))
 
 
 @functools.cache
@@ -232,6 +257,10 @@ class WrapperProvider:
     @property
     def identity(self) -> str:
         return identity_of(self.inner)
+
+    @property
+    def answer_settings(self) -> str:
+        return settings_of(self.inner)
 
     async def generate(self, request: GenerateRequest) -> GenerateResponse:
         return await self.inner.generate(request)

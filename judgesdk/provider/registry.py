@@ -150,6 +150,10 @@ class ProviderSpec:
     default_model: str = ""
     pooled: bool = True  # rate limits may spread requests over several instances (one SDK client each)
     built_in_code: str = ""  # why a config cannot build it, when ``build`` is None
+    # what names the answering model beyond the config's own text, read from the config without building the adapter
+    # (a local model file's sha256): part of the question a results row answers, so a file replaced at the same path
+    # is judged again on resume; None or "": the config's text says it all (a hosted model's name)
+    model_identity: Callable[[ProviderSettings, Any], str] | None = None
 
     def default_capabilities(self, settings: ProviderSettings) -> Capabilities:
         """The adapter's capabilities for ``settings`` before any override."""

@@ -38,6 +38,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import cast
 
+from judgesdk.core.errors import ConfigError
 from judgesdk.provider.layers.answers import AnswerCheck
 from judgesdk.provider.layers.batch import Deferral, DeferringProvider
 from judgesdk.provider.layers.breaker import OverloadConfig, OverloadGuard
@@ -87,6 +88,19 @@ def build_adapter(config: ProviderConfig) -> Provider:
     )  # fmt: skip
     capabilities = _capabilities(config, spec, settings)
     return spec.create(dataclasses.replace(settings, capabilities=capabilities), options)
+
+
+def model_identity(config: ProviderConfig) -> str:
+    """What names the model ``config`` asks beyond its own text (:attr:`ProviderSpec.model_identity`: a local model
+    file's sha256), or "": also for a config that cannot be built (building it says why, once)."""
+    try:
+        spec = provider_spec(config.kind)
+        if spec.model_identity is None:
+            return ""
+        settings = ProviderSettings(kind=config.kind, model=config.model or spec.default_model, base_url=config.base_url, api=config.api)
+        return spec.model_identity(settings, spec.parse_options(config.options))
+    except ConfigError:
+        return ""
 
 
 def bottom(config: ProviderConfig, limits: RateLimitConfig | None = None) -> Provider:

@@ -192,10 +192,13 @@ async def test_persistent_503_exhausts_attempts(fault_proxy, llama_server):
 
 
 async def test_second_identical_run_is_a_cache_hit(fault_proxy, llama_server, tmp_path):
+    from judgesdk.provider.protocol import learn_identity
     from judgesdk.providers.openai import OpenAIProvider
 
-    fault_proxy.script(["500"])
     adapter = OpenAIProvider(llama_server.model, base_url=fault_proxy.base_url, api="completions", timeout_s=CEILING_S)
+    assert await learn_identity(adapter)  # the served model, listed once per provider (GET /models, issue 29 item 3)
+    fault_proxy.reset()
+    fault_proxy.script(["500"])
     provider = CachedProvider(RetryingProvider(adapter, FAST), open_cache(tmp_path))
     first = await provider.generate(REQUEST)
     second = await provider.generate(REQUEST)

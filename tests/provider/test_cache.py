@@ -1,4 +1,6 @@
 
+import hashlib
+
 import pytest
 
 from judgesdk.core.errors import (
@@ -169,23 +171,23 @@ def test_a_declared_identity_enters_the_key_through_wrappers_and_no_identity_kee
     assert cache_key(RetryingProvider(old, FAST), REQUEST) == cache_key(old, REQUEST)
 
 
-def test_file_identity_changes_with_a_same_size_rewrite_in_place_even_with_the_old_time(tmp_path):
+def test_content_sha256_changes_with_a_same_size_rewrite_in_place_even_with_the_old_time(tmp_path):
     import os
 
-    from judgesdk.providers.llamacpp import IDENTITY_SAMPLE, file_identity
+    from judgesdk.providers.llamacpp import content_sha256
 
     path = tmp_path / "model.gguf"
-    path.write_bytes(b"GGUF" + bytes(3 * IDENTITY_SAMPLE))
+    path.write_bytes(b"GGUF" + bytes(3 << 20))
     stat = path.stat()
-    first = file_identity(path)
-    assert file_identity(path) == first  # stable while nothing changes
-    for offset in (8, path.stat().st_size - 1):  # the header, then the last tensor's data
+    first = content_sha256(path)
+    assert content_sha256(path) == first == hashlib.sha256(path.read_bytes()).hexdigest()  # stable while nothing changes
+    for offset in (8, path.stat().st_size // 2, path.stat().st_size - 1):  # the header, the middle, the last tensor's data
         with path.open("r+b") as fh:  # same inode, same size
             fh.seek(offset)
             fh.write(b"\x01")
         os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # and the old modification time
-        assert file_identity(path) != first
-        first = file_identity(path)
+        assert content_sha256(path) == hashlib.sha256(path.read_bytes()).hexdigest() != first
+        first = content_sha256(path)
 
 
 @pytest.mark.integration

@@ -78,7 +78,7 @@ def test_an_unknown_option_names_the_valid_ones(tmp_path):
     message = str(raised.value)
     assert "providers.0.options: unknown option n_gpu_layer for provider local (did you mean n_gpu_layers?); valid: " in message
     assert "n_gpu_layers, n_threads" in message and "model_path" in message and "prefix_reuse" in message
-    with pytest.raises(ConfigError, match="unknown option foo for provider openai; valid: none"):
+    with pytest.raises(ConfigError, match="unknown option foo for provider openai; valid: model_sha256"):
         load_config({"providers": [{"kind": "openai", "options": {"foo": 1}}]})
     with pytest.raises(ConfigError, match="unknown options bogus, promt_cache for provider anthropic \\(did you mean prompt_cache for promt_cache\\?\\); valid: prompt_cache, prompt_cache_min_chars"):
         load_config({"providers": [{"kind": "anthropic", "options": {"promt_cache": False, "bogus": 1}}]})

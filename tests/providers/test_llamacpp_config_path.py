@@ -108,11 +108,11 @@ def test_op_offload_reaches_llama_only_when_set(tmp_path, given, passed):
     from judgesdk.provider.settings import ProviderConfig
     from judgesdk.provider.stack import build_adapter
     from judgesdk.providers import _llama_compat as compat
-    from judgesdk.providers.llamacpp import file_identity
+    from judgesdk.providers.llamacpp import content_sha256
 
     model = tmp_path / "m.gguf"
     model.write_bytes(b"GGUF" + bytes(64))  # checked when built, loaded only on first use
     adapter = build_adapter(ProviderConfig(kind="local", options={"model_path": str(model), **given}))
     assert adapter._settings.get("op_offload") == passed and ("op_offload" in adapter._settings) == (passed is not None)
     if not compat.supports_gpu_offload():
-        assert adapter.device == "" and adapter.identity == file_identity(model)
+        assert adapter.device == "" and adapter.identity == f"sha256:{content_sha256(model)}"

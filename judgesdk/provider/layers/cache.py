@@ -1,8 +1,12 @@
 """A disk cache in front of any provider.
 
-The key hashes everything that can change an answer: the adapter kind, the model, the endpoint's host,
-the provider's ``identity`` where it declares one (a local model file's content fingerprint, so a file
-replaced at the same path is a different model), and the full request (prompt, every sampling parameter,
+The key hashes everything that can change an answer: the adapter kind, the model, the endpoint's whole URL
+(host, port, path and query: two servers behind one proxy at ``/a/v1`` and ``/b/v1`` are two caches; never
+its credentials, which the adapters remove from ``endpoint``), the provider's ``identity`` where it declares
+one (a local model file's content hash, so a file replaced at the same path is a different model), the
+adapter's answer-changing options set away from their defaults (``answer_settings``: a local model's
+``parallel_suffixes``, an OpenAI server's ``api``; judgesdk/provider/neutral.py lists the options that
+cannot change an answer), and the full request (prompt, every sampling parameter,
 the sample index of sampled calls, template id, version and content hash). Credentials are never part of a
 request, so they can never reach the key or the stored value. Logprobs are stored with the response, so a
 cached judgement is the same judgement.
@@ -34,7 +38,7 @@ from pydantic import ValidationError
 
 from judgesdk.core.errors import ConfigError
 from judgesdk.provider.layers.answers import answer_problem
-from judgesdk.provider.protocol import GenerateRequest, GenerateResponse, Provider, WrapperProvider, identity_of
+from judgesdk.provider.protocol import GenerateRequest, GenerateResponse, Provider, WrapperProvider, identity_of, learn_identity, settings_of
 
 log = logging.getLogger("judgesdk.cache")
 
@@ -42,10 +46,15 @@ CACHE_IO_ERRORS = (sqlite3.Error, OSError, diskcache.Timeout)  # what diskcache 
 _FIX = "point cache.directory (or JUDGESDK_CACHE_DIR) at a writable folder, or turn the cache off (--no-cache, JUDGESDK_NO_CACHE=1)"
 
 
-def endpoint_host(endpoint: str) -> str:
-    """The host[:port] of a URL endpoint, or the endpoint itself (a model file, 'in-process')."""
+def endpoint_key(endpoint: str) -> str:
+    """What the cache key names an endpoint by: a URL's host[:port] with its path (a trailing ``/`` dropped) and
+    query, without scheme or credentials; anything else (a model file, 'in-process') as it is. A URL without a path
+    keys as its host did before paths were keyed, so those caches stay valid."""
     parsed = urlparse(endpoint)
-    return parsed.netloc or endpoint
+    if not parsed.netloc:
+        return endpoint
+    host = parsed.netloc.rpartition("@")[2]  # credentials never reach a key (the adapters have removed them already)
+    return host + parsed.path.rstrip("/") + (f"?{parsed.query}" if parsed.query else "")
 
 
 def cache_key(provider: Provider, request: GenerateRequest, namespace: str = "default") -> str:
@@ -55,12 +64,15 @@ def cache_key(provider: Provider, request: GenerateRequest, namespace: str = "de
         "namespace": namespace,
         "kind": provider.kind,
         "model": provider.model,
-        "endpoint": endpoint_host(provider.endpoint),
+        "endpoint": endpoint_key(provider.endpoint),
         "request": request.fingerprint(),
     }
     identity = identity_of(provider)
     if identity:
         parts["identity"] = identity
+    settings = settings_of(provider)
+    if settings:
+        parts["settings"] = settings
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
 
 
@@ -137,7 +149,7 @@ class CachedProvider(WrapperProvider):
         self.hits = 0
 
     async def generate(self, request: GenerateRequest) -> GenerateResponse:
-        if self.failure is not None:
+        if self.failure is not None or not await learn_identity(self.inner):  # which model answers is unknown just now
             return await self.inner.generate(request)
         key = cache_key(self.inner, request, self.namespace)
         stored = self._read(key)
