@@ -33,22 +33,10 @@ import sys
 import time
 from pathlib import Path
 
-ANSWER = {"5": -0.05, "4": -3.2, "3": -4.5, "2": -6.0, "1": -7.0}
-
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from support.latency_server import completion  # noqa: E402  (the same canned geval answer as the tests' server)
 
 # -- the server ------------------------------------------------------------------------------------
-
-
-def completion(body: dict) -> bytes:
-    top = [{"token": t, "logprob": lp, "bytes": None} for t, lp in ANSWER.items()]
-    choice = {
-        "index": 0, "message": {"role": "assistant", "content": "5"}, "finish_reason": "stop",
-        "logprobs": {"content": [{"token": "5", "logprob": -0.05, "bytes": None, "top_logprobs": top}]} if body.get("logprobs") else None,
-    }  # fmt: skip
-    return json.dumps({
-        "id": "chatcmpl-bench", "object": "chat.completion", "created": 0, "model": body.get("model", ""),
-        "choices": [choice], "usage": {"prompt_tokens": 100, "completion_tokens": 1, "total_tokens": 101},
-    }).encode()  # fmt: skip
 
 
 RECORDED: list[dict] = []  # request bodies sent to ``/rec/v1``, handed out (and forgotten) by ``POST /dump``
