@@ -1,6 +1,6 @@
 """The fused judge through a server (issue 30, item 6): token log-likelihoods from an OpenAI-compatible server's
 ``echo`` are enough for a fit that asks no yes/no question, and a fit applies only when the config names the
-served model file's sha256. The real server is in tests/integration/test_fused_server.py."""
+served model file's sha256. The real server is in tests/integration/test_fused_server_llama.py."""
 
 from __future__ import annotations
 
