@@ -5,7 +5,7 @@ Runs in its own process (``LatencyServer()``: ``python latency_server.py --port-
 clients under test never compete with it for a GIL. ``POST /v1/chat/completions`` answers "5" with top-5
 logprobs (a geval judgement) after ``latency`` seconds; ``GET /events`` returns ``[[time, in_flight], ...]``,
 one entry per request start and end (``time.time()``, comparable across processes on one machine), and
-``GET /count`` the number of completions answered. A client that disconnects mid-request still counts until
+``GET /count`` the number of completions answered; ``GET /v1/models`` an empty listing (not counted). A client that disconnects mid-request still counts until
 its latency has passed (a real API finishes what it was sent). Binds 127.0.0.1 only.
 """
 
@@ -60,6 +60,8 @@ async def _handle(state: _State, reader: asyncio.StreamReader, writer: asyncio.S
                 data = json.dumps(state.events).encode()
             elif method == "GET" and path == "/count":
                 data = json.dumps(state.answered).encode()
+            elif method == "GET" and path.endswith("/models"):  # a hosted API's listing (the openai provider asks once per
+                data = json.dumps({"object": "list", "data": []}).encode()  # run, issue 29 item 3); names no model, not counted
             else:
                 state.moved(+1)
                 try:
