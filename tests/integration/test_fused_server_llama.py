@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from judgesdk import Judge
+from judgesdk.errors import InputError
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -55,14 +56,15 @@ def test_the_fused_judge_through_llama_cpp_server_scores_as_the_in_process_judge
     readme = [{"id": "readme", "source": SOURCE, "output": OUTPUT}]
     summeval = _shortest_summeval(2) if os.environ.get("JUDGESDK_SERVER_SUMMEVAL") == "1" else []
     assert all(len(item["source"].split()) <= 120 for item in summeval), [len(item["source"].split()) for item in summeval]
-    config = {"method": "fused", "cache": {"enabled": False}}
     # consistency also reads the pass without the source (two requests an item): the README example only
     for criterion, items in (("coherence", readme + summeval), ("consistency", readme)):
-        with Judge.from_config(config, adapters=[lambda: local]) as here, Judge.from_config(_server_config(llama_server, sha)) as there:
+        # Judge(local, ...) leaves the shared session provider open (a Judge closes only providers it built: one built
+        # through ``adapters=[lambda: local]`` would close it for every later test)
+        with Judge(local, method="fused") as here, Judge.from_config(_server_config(llama_server, sha)) as there:
             mine = here.score_many(items, criterion=criterion)
             served = there.score_many(items, criterion=criterion)
         for item, a, b in zip(items, mine, served):
-            assert a.status == b.status == "ok", (item["id"], a.notes, b.notes)
+            assert a.status == b.status == "ok", (item["id"], a.error, a.notes, b.error, b.notes)
             assert a.method == b.method and a.method.startswith("fused"), (a.method, b.method)
             assert abs(a.score - b.score) <= 0.03, (criterion, item["id"], a.score, b.score)
             assert b.details["fit"]["model_sha256"] == sha
@@ -70,6 +72,6 @@ def test_the_fused_judge_through_llama_cpp_server_scores_as_the_in_process_judge
 
 
 def test_without_the_model_files_sha256_the_fit_is_refused(llama_server):
-    with Judge.from_config(_server_config(llama_server, None)) as judge:
-        result = judge.score_many([{"id": "readme", "source": SOURCE, "output": OUTPUT}], criterion="coherence")[0]
-    assert result.status == "error" and result.score is None and "needs a fit" in (result.error or ""), result
+    """Refused before any request: without the sha256 no fit is bound to the served file (exit 3 in the CLI)."""
+    with Judge.from_config(_server_config(llama_server, None)) as judge, pytest.raises(InputError, match="needs a fit"):
+        judge.score_many([{"id": "readme", "source": SOURCE, "output": OUTPUT}], criterion="coherence")
