@@ -30,21 +30,21 @@ and by default spin there, which starves other work on the same cores (figures: 
 from __future__ import annotations
 
 import ctypes
-import importlib.util
 import os
 import threading
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # read once when libgomp loads: see the module docstring
 
-try:
+try:  # before numpy: on a GPU build, llama.cpp's libraries must load before the C++ runtime numpy brings (._load_order)
     import llama_cpp
 except ImportError:  # pragma: no cover - exercised only without the extra
     llama_cpp = None  # type: ignore[assignment]
+
+import numpy as np  # noqa: E402
+
+from ._load_order import gpu_build  # noqa: E402,F401  (re-exported: the provider and the cache-key tests patch it here)
 
 CHECKED_VERSIONS = ("0.3.36",)  # llama-cpp-python versions this module was run and tested against
 
@@ -101,9 +101,9 @@ def init_backends() -> str | None:
 
     ``llama_backend_init`` builds ggml's backend registry, which on a CUDA build enumerates the devices.
     Left to itself, llama-cpp-python does that inside the first ``Llama()``, on the local provider's worker
-    thread. Doing it when the provider is built was the first fix tried for the CUDA crash of issue 30; on an
-    H200 it was not enough (the load still crashed: :func:`open_vocabulary` is what held there), but it keeps
-    the backends' start out of the first request either way."""
+    thread. Doing it when the provider is built keeps the backends' start out of the first request. (It was
+    the first fix tried for the CUDA crash of issue 30 and not the cause: that was the order in which the
+    libraries loaded, see :mod:`._load_order`.)"""
     global _backends_thread
     if llama_cpp is None:
         return None
@@ -113,34 +113,6 @@ def init_backends() -> str | None:
             llama_cpp.llama_supports_gpu_offload()  # the device registry, CUDA's included, is built by now
             _backends_thread = threading.current_thread().name
         return _backends_thread
-
-
-GPU_BACKEND_LIBRARIES = ("libggml-cuda", "libggml-hip", "libggml-vulkan", "libggml-metal", "libggml-sycl", "libggml-musa")
-
-
-def gpu_build() -> bool:
-    """Whether the installed llama_cpp carries a GPU backend library (``lib/libggml-cuda.so`` and the like),
-    found by name: true on a CUDA build even where no device is visible (``CUDA_VISIBLE_DEVICES=""``), when
-    ``llama_supports_gpu_offload()`` says False."""
-    spec = importlib.util.find_spec("llama_cpp") if llama_cpp is not None else None
-    folders = list(spec.submodule_search_locations or []) if spec is not None else []
-    return any(path.name.startswith(GPU_BACKEND_LIBRARIES) for folder in folders for path in Path(folder, "lib").glob("lib*"))
-
-
-def open_vocabulary(path: str) -> Any:
-    """A ``Llama`` holding ``path``'s vocabulary alone (``vocab_only``: no weights, a tiny context), opened on
-    the calling thread.
-
-    Why the local provider opens one when built on a GPU build (issue 30, item 8; benchmarks/README.md, "The
-    local provider on a CUDA build"): on one H200 with llama-cpp-python 0.3.36 built for CUDA, every way of
-    loading a model first on the provider's worker thread died with SIGSEGV inside ``Llama()`` (the config
-    path, the direct provider, with the GPU hidden, with OpenMP's wait policy either way, with judgesdk's log
-    callback off: 7 of 7 variants), while the same config path run after one vocabulary-only ``Llama`` had
-    been opened on the main thread loaded the model on the worker thread and scored (GPU offload, label
-    probabilities within 0.002 of a pure-CPU build). The frames inside llama.cpp were not captured, so the
-    mechanism is not pinned; this reproduces the one start that held. About 1 s for Gemma's 262k-token
-    vocabulary; skipped on CPU builds, which never crashed."""
-    return llama_cpp.Llama(model_path=path, vocab_only=True, n_ctx=8, verbose=False)
 
 
 def new_llama(settings: dict[str, Any]) -> Any:

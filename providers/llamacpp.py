@@ -49,6 +49,7 @@ from judgesdk.provider.registry import Pricing, ProviderOptions, ProviderSetting
 
 from . import _llama_compat as compat
 from . import llamacpp_rules as rules
+from ._load_order import cxx_runtime_loaded_first
 from .llamacpp_labels import continuation_logprobs, label_logprobs, log_softmax, path_scores, token_logprobs
 from .llamacpp_load import (
     EMBEDDED_MODEL,
@@ -133,8 +134,14 @@ class LlamaCppProvider:
         compat.init_backends()  # here, not on the worker thread inside the first load (see init_backends)
         path = Path(model_path).expanduser()
         check_gguf(path, kind=self.kind)  # now, not at the first request: the model itself loads lazily
-        # on a GPU build, a first Llama on this thread before the worker thread loads the model (see open_vocabulary)
-        self._vocabulary: Any = compat.open_vocabulary(str(path)) if compat.gpu_build() else None
+        if compat.gpu_build() and cxx_runtime_loaded_first():  # a load would crash the process (see ._load_order)
+            raise PermanentError(
+                "llama.cpp's libraries were loaded after another library had brought the C++ runtime into this process"
+                " (numpy does); on a GPU build of llama-cpp-python that order crashes the process when the model loads."
+                " Import judgesdk (or llama_cpp) before numpy and other compiled packages, e.g. as the script's first"
+                " import, or run the judgesdk command",
+                provider=self.kind,
+            )
         if prefix_states < 0 or prefix_state_mb < 0:
             raise ConfigError(f"prefix_states ({prefix_states}) and prefix_state_mb ({prefix_state_mb}) must be >= 0")
         if parallel_suffixes < 1:
@@ -272,9 +279,6 @@ class LlamaCppProvider:
             self._model.close()
             self._model = None
             self._cache.detach()
-        if self._vocabulary is not None:
-            self._vocabulary.close()
-            self._vocabulary = None
 
     def reset_counters(self) -> None:
         """Start counting afresh (a benchmark's phases); the KV cache and saved states are kept."""

@@ -1,12 +1,11 @@
-"""The local provider built from a config starts llama.cpp as the direct provider does (issue 30, item 8).
+"""The local provider built from a config starts llama.cpp as the direct provider does, and on a GPU build
+llama.cpp's libraries load before numpy's C++ runtime (issue 30, item 8).
 
-On one H200 (benchmarks/README.md, "The local provider on a CUDA build") every start that loaded a model first on
-the provider's worker thread died with SIGSEGV inside ``Llama()``, the config path and the direct provider alike;
-the one start that held opened a vocabulary-only ``Llama`` on the main thread first, which the provider now does
-on GPU builds (``_llama_compat.open_vocabulary``). Each path runs here in a fresh process, on CPU, with the kwargs
-of the failing GPU run (n_ctx=4096, n_batch=512, n_threads=16, logits_all=False, n_gpu_layers=-1): the two paths
-build the same ``Llama``, initialise the backends on the building thread, and, with the build taken for a GPU
-build, open the vocabulary there before the model loads on the worker thread."""
+On one H200 (benchmarks/README.md, "The local provider on a CUDA build") loading a model crashed the process in
+every start where numpy had been imported before ``llama_cpp`` and in none where ``llama_cpp`` came first
+(``providers/_load_order.py``); ``judgesdk score`` and ``Judge.from_config`` crashed because judgesdk imports numpy
+itself. Each case runs here in a fresh process, on CPU, with the kwargs of the failing GPU run (n_ctx=4096,
+n_batch=512, n_threads=16, logits_all=False, n_gpu_layers=-1), the GPU build simulated where it matters."""
 
 from __future__ import annotations
 
@@ -43,9 +42,6 @@ from judgesdk.providers.llamacpp import LlamaCppProvider
 from judgesdk.types import Criterion
 
 path, how = sys.argv[1], sys.argv[2]
-if sys.argv[3:] == ["gpu_build"]:  # what the provider does on a CUDA build, here on CPU
-    import judgesdk.providers._llama_compat as compat
-    compat.gpu_build = lambda: True
 options = {"model_path": path, "n_gpu_layers": -1, "n_ctx": 4096, "n_batch": 512, "n_threads": 16}
 criterion = Criterion(name="coherence", description="The summary is well structured and reads as a coherent whole.")
 if how == "config":
@@ -85,19 +81,84 @@ def test_the_config_path_builds_llama_as_the_direct_provider_does(gguf_path):
     assert config["status"] == direct["status"] and config["probs"] == direct["probs"] and config["score"] == direct["score"]
 
 
-def test_on_a_gpu_build_the_vocabulary_opens_on_the_building_thread_before_the_model_loads(gguf_path):
-    """The start that held on an H200 where every other crashed (``_llama_compat.open_vocabulary``): a
-    vocabulary-only ``Llama`` on the thread that builds the provider, then the model on the worker thread.
-    Run on CPU with the build taken for a GPU build; the scores are those of the plain start."""
-    for how in ("config", "direct"):
-        run = _run(gguf_path, how, "gpu_build")
-        loads = [e for e in run["events"] if e[0] == "Llama"]
-        assert len(loads) == 2, run["events"]
-        (_, vocab_thread, vocab_kwargs), (_, model_thread, model_kwargs) = loads
-        assert vocab_kwargs.get("vocab_only") is True and not vocab_thread.startswith("judgesdk-llama"), run["events"]
-        assert not model_kwargs.get("vocab_only") and model_thread.startswith("judgesdk-llama"), run["events"]
-        plain = _run(gguf_path, how)
-        assert (run["status"], run["score"], run["probs"]) == (plain["status"], plain["score"], plain["probs"])
+LOAD_ORDER = r"""
+import importlib.util, json, sys
+path, numpy_first = sys.argv[1], sys.argv[2] == "numpy_first"
+if numpy_first:
+    import numpy  # what a script that imports numpy before judgesdk does
+spec = importlib.util.find_spec("judgesdk")
+import pathlib
+root = pathlib.Path(spec.origin).parent
+candidates = [root / "providers" / "_load_order.py", root.parent / "providers" / "_load_order.py"]
+source = next(c for c in candidates if c.exists())
+module_spec = importlib.util.spec_from_file_location("judgesdk.providers._load_order", source)
+order = importlib.util.module_from_spec(module_spec)
+module_spec.loader.exec_module(order)
+order.gpu_build = lambda: True  # a CUDA build, here on CPU
+sys.modules["judgesdk.providers._load_order"] = order
+import judgesdk  # its __init__ calls load_llama_first() before anything imports numpy
+libraries = order.loaded_libraries()  # in load order
+first = lambda prefix: next(i for i, name in enumerate(libraries) if name.startswith(prefix))
+out = {"llama_cpp_before_numpy": first("libllama.") < first("_multiarray_umath"),
+       "cxx_runtime_loaded_first": order.cxx_runtime_loaded_first()}
+from judgesdk import Judge, PermanentError
+from judgesdk.providers.llamacpp import LlamaCppProvider
+try:
+    provider = LlamaCppProvider(path, n_gpu_layers=0)
+except PermanentError as exc:
+    out["refused"] = str(exc)
+else:
+    from judgesdk.types import Criterion
+    criterion = Criterion(name="coherence", description="The summary is well structured and reads as a coherent whole.")
+    with Judge(provider, method="geval") as judge:
+        result = judge.score("The council will turn the rail yard into a park.", source="The council voted to turn the old rail yard into a park.", criterion=criterion)
+        judge.run(provider.aclose())
+    out["status"] = result.status
+print(json.dumps(out))
+"""
+
+
+def _order(path: Path, how: str) -> dict:
+    done = subprocess.run([sys.executable, "-c", LOAD_ORDER, str(path), how], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_on_a_gpu_build_import_judgesdk_loads_llama_cpp_before_numpy_and_the_model_loads(gguf_path):
+    """The order that held in 22 of 22 processes on an H200 (``providers/_load_order.py``): ``import judgesdk``
+    on a GPU build brings ``llama_cpp`` (and the C++ runtime, as its dependency) in before numpy, so the local
+    provider starts and scores. Run on CPU with the build taken for a GPU build."""
+    run = _order(gguf_path, "judgesdk_first")
+    assert run["llama_cpp_before_numpy"] and not run["cxx_runtime_loaded_first"], run
+    assert "refused" not in run and run["status"] in {"ok", "low_coverage"}, run
+
+
+def test_on_a_gpu_build_numpy_imported_first_is_a_typed_refusal_not_a_crash(gguf_path):
+    """numpy imported before judgesdk: the order that crashed every model load on a CUDA build. The provider
+    refuses to start, saying what to change, before llama.cpp loads anything."""
+    run = _order(gguf_path, "numpy_first")
+    assert run["cxx_runtime_loaded_first"], run
+    assert "Import judgesdk (or llama_cpp) before numpy" in run["refused"], run
+
+
+def test_the_load_order_reads_the_dynamic_linker_and_imports_nothing_on_cpu_builds():
+    """``cxx_runtime_loaded_first`` follows the real load order (numpy first: True; llama_cpp first: False), and
+    on a CPU build ``import judgesdk`` imports neither llama_cpp nor numpy (CPU builds never crashed)."""
+    probe = (
+        "import sys\n{first}\nfrom judgesdk.providers._load_order import cxx_runtime_loaded_first, gpu_build\n"
+        "print(cxx_runtime_loaded_first(), gpu_build())"
+    )
+    seen = {}
+    for name, first in (("numpy", "import numpy, llama_cpp"), ("llama", "import llama_cpp, numpy")):
+        done = subprocess.run([sys.executable, "-c", probe.format(first=first)], capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr[-2000:]
+        seen[name] = done.stdout.split()
+    if seen["numpy"][1] == "True":
+        pytest.skip("llama_cpp here is a GPU build")
+    assert seen == {"numpy": ["True", "False"], "llama": ["False", "False"]}
+    done = subprocess.run([sys.executable, "-c", "import sys, judgesdk; print('llama_cpp' in sys.modules, 'numpy' in sys.modules)"],
+                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert done.stdout.split() == ["False", "False"], done.stderr[-2000:]
 
 
 @pytest.mark.parametrize("given, passed", [({}, None), ({"op_offload": False}, False), ({"op_offload": True}, True)])
