@@ -9,8 +9,8 @@ to its neighbouring levels' values (the lowest and highest level take the tails)
 get probabilities that sum to 1, and the fit's own error decides how spread they are.
 
 What this assumes, stated: a normal residual through the two quantiles (it keeps their midpoint and spread,
-not their skew: the shipped SummEval fits' quantiles are -1.13/+1.19 for coherence, -0.48/+0.54 consistency,
--0.38/+0.62 fluency, -0.85/+0.95 relevance), and the same spread at every predicted score. How well the
+not their skew, which the shipped SummEval fits' quantiles have in most score bins), and one spread per score
+bin of the fit (split-conformal per bin: ``judgesdk.fused.fit.conformal_bins``). How well the
 binned probabilities are calibrated against human ratings has not been measured; only the interval's
 coverage is, by the fit's cross-validation. The point score stays the fused judge's prediction; the
 distribution's expected value differs from it where the tails are cut at the scale's ends. Used where a distribution over levels is asked for

@@ -22,7 +22,7 @@ def test_the_levels_probabilities_sum_to_one_and_follow_the_prediction() -> None
 def test_a_level_gets_the_normal_mass_between_its_neighbours_midpoints() -> None:
     from scipy import stats
 
-    lo, hi = MODEL.interval
+    lo, hi = MODEL.residual_bounds(3.2)  # the interval of the score bin 3.2 falls in (format 2: per bin)
     sd = (hi - lo) / (2 * stats.norm.ppf(0.9))
     center = 3.2 - (lo + hi) / 2
     probs = level_probabilities(MODEL, 3.2, (1, 2, 3, 4, 5))
