@@ -90,7 +90,7 @@ def score_dataset(
         judged = items.map_batches(
             JudgeBatches,
             fn_constructor_kwargs={
-                "config": _without_buckets(judge_config) if any(limiters) else judge_config,
+                "config": threads_per_actor(_without_buckets(judge_config) if any(limiters) else judge_config, num_cpus),
                 "criteria": list(criteria), "ask": ask.key, "adapters": adapters, "limiters": limiters or None,
             },
             batch_size=batch_size, batch_format="numpy", compute=_pool(ray, concurrency, num_cpus), num_cpus=num_cpus,
@@ -166,6 +166,20 @@ def _without_buckets(config: JudgeConfig) -> JudgeConfig:
     providers = [
         p.model_copy(update={"rate_limit": p.rate_limit.model_copy(update={"requests_per_minute": None, "tokens_per_minute": None})})
         if p.rate_limit is not None else p
+        for p in config.providers
+    ]  # fmt: skip
+    return config.model_copy(update={"providers": providers})
+
+
+def threads_per_actor(config: JudgeConfig, num_cpus: float) -> JudgeConfig:
+    """``config`` with each local provider that sets no ``n_threads`` given the actor's share, ``num_cpus``
+    (at least 1). Left alone, llama.cpp takes every CPU of the node in every actor, and with one actor per
+    ``num_cpus`` CPUs a 16-core node ran 16 actors × 16 threads. ``n_threads`` is answer-neutral
+    (:mod:`judgesdk.provider.neutral`: one thread against both cores moved none of 24 scores), so rows and cache
+    keys are unchanged; an explicit ``n_threads`` is kept."""
+    threads = max(1, int(num_cpus))
+    providers = [
+        p.model_copy(update={"options": {**p.options, "n_threads": threads}}) if p.kind == "local" and not p.options.get("n_threads") else p
         for p in config.providers
     ]  # fmt: skip
     return config.model_copy(update={"providers": providers})
