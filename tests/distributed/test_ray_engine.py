@@ -329,6 +329,7 @@ def test_a_429_slows_every_actor_through_the_shared_limiter():
     assert asyncio.run(scenario())["requests"] == 5
 
 
+@pytest.mark.slow  # about a minute: Ray Data reads and writes three inputs
 def test_a_dataset_or_parquet_input_gives_the_rows_of_the_jsonl_file(ray_local, tmp_path):
     import pyarrow as pa
     import pyarrow.parquet as pq
