@@ -50,6 +50,7 @@ from judgesdk.core.types import Criterion
 from judgesdk.estimation.estimate import EstimationSettings
 from judgesdk.provider.layers.breaker import OverloadConfig
 from judgesdk.provider.layers.retry import RetryPolicy
+from judgesdk.provider.neutral import ANSWER_NEUTRAL
 from judgesdk.provider.registry import BUILT_IN, provider_spec
 from judgesdk.provider.settings import NO_KEY_IN_CONFIG, CacheConfig, ProviderConfig
 from judgesdk.provider.stack import StackPlan, model_identity
@@ -419,7 +420,11 @@ def detect_chain(env: Mapping[str, str]) -> list[ProviderConfig]:
 
 
 def ask_for(config: JudgeConfig, criteria: Criterion | Sequence[Criterion], method: str | None = None) -> Ask:
-    """The :class:`Ask` of judging ``criteria`` with ``method`` (default: the config's) under ``config``."""
+    """The :class:`Ask` of judging ``criteria`` with ``method`` (default: the config's) under ``config``.
+
+    A provider's answer-neutral options (:data:`judgesdk.provider.neutral.ANSWER_NEUTRAL`: threads, batch size,
+    prefix reuse...) are left out: they cannot change an answer, so setting one (as the Ray engine does with each
+    actor's ``n_threads``) asks the same question and resumes the same rows."""
     chosen = (criteria,) if isinstance(criteria, Criterion) else tuple(criteria)
     method = method or config.method
     answers_depend_on = {
@@ -430,7 +435,8 @@ def ask_for(config: JudgeConfig, criteria: Criterion | Sequence[Criterion], meth
         "method_options": config.method_options,
         "estimation": config.estimation.model_dump(mode="json"),
         "providers": [
-            {"kind": p.kind, "model": p.model, "base_url": p.base_url, "api": p.api, "capabilities": p.capabilities, "options": p.options}
+            {"kind": p.kind, "model": p.model, "base_url": p.base_url, "api": p.api, "capabilities": p.capabilities,
+             "options": {k: v for k, v in p.options.items() if k not in ANSWER_NEUTRAL.get(p.kind, {})}}  # fmt: skip
             | ({"model_identity": identity} if (identity := model_identity(p)) else {})  # a GGUF's content: replaced, asked again
             for p in config.providers
         ],

@@ -22,3 +22,16 @@ def test_a_local_provider_without_n_threads_gets_the_actors_cpus(num_cpus, threa
 def test_an_explicit_n_threads_is_kept():
     config = threads_per_actor(load_config(_config({"model_path": "m.gguf", "n_threads": 6})), 2.0)
     assert config.providers[0].options["n_threads"] == 6
+
+
+def test_the_threads_given_to_an_actor_leave_the_question_asked_unchanged():
+    """The driver asks with the config as given, each actor with its n_threads added: an actor compares the two and
+    refuses to judge when they differ, so an answer-neutral option must not change the question."""
+    from judgesdk.core.types import Criterion
+    from judgesdk.judging.judge_config import ask_for
+
+    criterion = Criterion(name="coherence", description="d")
+    given = load_config(_config({"model_path": "m.gguf"}))
+    assert ask_for(threads_per_actor(given, 2.0), criterion) == ask_for(given, criterion)
+    moved = load_config(_config({"model_path": "m.gguf", "n_ctx": 2048}))  # keyed: it may change an answer
+    assert ask_for(moved, criterion) != ask_for(given, criterion)
