@@ -117,7 +117,7 @@ def test_bench_runs_meta_evaluates_and_resumes(tmp_path, capsys, monkeypatch):
     assert {lv["correlation"]["level"] for lv in result["levels"]} == {"sample", "summary", "system"}
     predictions = (tmp_path / "out" / "summeval.consistency.auto.jsonl").read_text().splitlines()
     assert len(predictions) == 6  # the default method, auto: the fused judge on the embedded model
-    assert {json.loads(line)["method"] for line in predictions} == {"fused/source"}
+    assert {json.loads(line)["method"] for line in predictions} == {"fused/source+reference"}  # SummEval items carry their reference
     code, out, _ = run(argv, capsys)  # resumes: nothing judged again, same numbers
     assert code == 0 and len((tmp_path / "out" / "summeval.consistency.auto.jsonl").read_text().splitlines()) == 6
     assert json.loads(out)["levels"] == result["levels"]
