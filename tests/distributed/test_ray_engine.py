@@ -26,7 +26,7 @@ from judgesdk.judging.judge_config import ask_for
 from judgesdk.providers.scripted import ScriptedProvider, ScriptedReply
 from judgesdk.records import Ask, read_items, read_rows, row_for
 
-from support.latency_server import LatencyServer
+from support.latency_server import LatencyServer, client_ports
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="finds Ray's worker processes in /proc")
 
@@ -287,7 +287,9 @@ def test_a_worker_killed_under_a_rate_limit_gives_its_permits_back(ray_local, tm
             "cache": {"enabled": False}, "method": "geval", "retry": {"max_attempts": 1}, "concurrency": 8,
             "providers": [{"kind": "openai", "model": "m", "base_url": server.base_url, "rate_limit": {"max_concurrency": 8, **limit}}],
         }  # fmt: skip
-        killer = _Killer(out, ready=lambda: server.answered() >= 60)
+        # the victim has a request in flight at the server, begun under 0.2 s ago (0.2 s before its answer): it holds a
+        # permit when it dies, so the limiter must reap (an actor killed between batches held none: CI saw that once)
+        killer = _Killer(out, ready=lambda: server.answered() >= 60, victim=lambda pid: _holds_a_permit(server, pid))
         killer.start()
         run = score_dataset(items, out, config=config, criterion="coherence", batch_size=32, concurrency=2)
         killer.join(timeout=5)
@@ -438,12 +440,13 @@ def test_compaction_keeps_the_latest_row_per_question_and_drops_cut_lines(tmp_pa
 
 
 class _Killer(threading.Thread):
-    """SIGKILLs one judging actor's process, once, as soon as ``ready()`` says the run is under way, and
-    notes how many rows the folder held then (fewer than all: mid-run)."""
+    """SIGKILLs one judging actor's process, once, as soon as ``ready()`` says the run is under way (and, given
+    ``victim``, only an actor for which ``victim(pid)`` holds), and notes how many rows the folder held then
+    (fewer than all: mid-run)."""
 
-    def __init__(self, folder: Path, ready, timeout_s: float = 900.0) -> None:
+    def __init__(self, folder: Path, ready, timeout_s: float = 900.0, victim=None) -> None:
         super().__init__(daemon=True)
-        self.folder, self.ready, self.timeout_s = folder, ready, timeout_s
+        self.folder, self.ready, self.timeout_s, self.victim = folder, ready, timeout_s, victim
         self.killed: int | None = None
         self.rows_at_kill = 0
         self.at = 0.0  # time.time() of the kill
@@ -452,6 +455,8 @@ class _Killer(threading.Thread):
         deadline = time.monotonic() + self.timeout_s
         while time.monotonic() < deadline:
             workers = _worker_pids()
+            if workers and self.victim is not None:
+                workers = [pid for pid in workers if self.victim(pid)]
             if workers and self.ready():
                 self.rows_at_kill = _written(self.folder)
                 os.kill(workers[0], signal.SIGKILL)
@@ -459,6 +464,12 @@ class _Killer(threading.Thread):
                 self.killed = workers[0]
                 return
             time.sleep(0.05)
+
+
+def _holds_a_permit(server: LatencyServer, pid: int) -> bool:
+    """Process ``pid`` has a request in flight at ``server`` that began under 0.2 s ago (of its 0.4 s latency)."""
+    fresh = {port for port, age in server.busy().items() if age < 0.2}
+    return bool(fresh & client_ports(pid, server.port))
 
 
 def _written(folder: Path) -> int:

@@ -4,8 +4,9 @@ requests in flight over time: what a hosted API looks like to the Ray engine's t
 Runs in its own process (``LatencyServer()``: ``python latency_server.py --port-file F --latency L``), so the
 clients under test never compete with it for a GIL. ``POST /v1/chat/completions`` answers "5" with top-5
 logprobs (a geval judgement) after ``latency`` seconds; ``GET /events`` returns ``[[time, in_flight], ...]``,
-one entry per request start and end (``time.time()``, comparable across processes on one machine), and
-``GET /count`` the number of completions answered; ``GET /v1/models`` an empty listing (not counted). A client that disconnects mid-request still counts until
+one entry per request start and end (``time.time()``, comparable across processes on one machine),
+``GET /count`` the number of completions answered, ``GET /busy`` ``{client port: seconds in flight}`` for each
+request being answered now (which client process holds a permit: :func:`client_ports`); ``GET /v1/models`` an empty listing (not counted). A client that disconnects mid-request still counts until
 its latency has passed (a real API finishes what it was sent). Binds 127.0.0.1 only.
 """
 
@@ -42,6 +43,7 @@ class _State:
         self.in_flight = 0
         self.answered = 0
         self.events: list[tuple[float, int]] = []
+        self.busy: dict[int, float] = {}  # client port -> when its request in flight started
 
     def moved(self, delta: int) -> None:
         self.in_flight += delta
@@ -49,6 +51,7 @@ class _State:
 
 
 async def _handle(state: _State, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    peer = writer.get_extra_info("peername")[1]
     try:
         while True:
             head = await reader.readuntil(b"\r\n\r\n")
@@ -60,14 +63,19 @@ async def _handle(state: _State, reader: asyncio.StreamReader, writer: asyncio.S
                 data = json.dumps(state.events).encode()
             elif method == "GET" and path == "/count":
                 data = json.dumps(state.answered).encode()
+            elif method == "GET" and path == "/busy":
+                now = time.time()
+                data = json.dumps({port: now - started for port, started in state.busy.items()}).encode()
             elif method == "GET" and path.endswith("/models"):  # a hosted API's listing (the openai provider asks once per
                 data = json.dumps({"object": "list", "data": []}).encode()  # run, issue 29 item 3); names no model, not counted
             else:
                 state.moved(+1)
+                state.busy[peer] = time.time()
                 try:
                     await asyncio.sleep(state.latency)
                 finally:
                     state.moved(-1)
+                    state.busy.pop(peer, None)
                 state.answered += 1
                 data = completion(json.loads(raw or b"{}"))
             writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(data) + data)
@@ -112,6 +120,14 @@ class LatencyServer:
     def answered(self) -> int:
         return int(self._get("/count"))
 
+    def busy(self) -> dict[int, float]:
+        """``{client port: seconds its request has been in flight}`` for the requests being answered now."""
+        return {int(port): age for port, age in self._get("/busy").items()}
+
+    @property
+    def port(self) -> int:
+        return int(self.origin.rsplit(":", 1)[1])
+
     def stop(self) -> None:
         if self._process.poll() is None:
             self._process.terminate()
@@ -125,6 +141,29 @@ class LatencyServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def client_ports(pid: int, server_port: int) -> set[int]:
+    """The local ports of process ``pid``'s TCP connections to ``127.0.0.1:server_port`` (Linux: its socket inodes
+    from ``/proc/PID/fd``, matched in ``/proc/net/tcp``); empty if the process is gone."""
+    inodes = set()
+    try:
+        for fd in Path(f"/proc/{pid}/fd").iterdir():
+            try:
+                target = os.readlink(fd)
+            except OSError:
+                continue
+            if target.startswith("socket:["):
+                inodes.add(target[8:-1])
+    except OSError:
+        return set()
+    ports = set()
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        fields = line.split()
+        local, remote, inode = fields[1], fields[2], fields[9]
+        if inode in inodes and int(remote.split(":")[1], 16) == server_port:
+            ports.add(int(local.split(":")[1], 16))
+    return ports
 
 
 def in_flight_at(events: list[tuple[float, int]], when: float) -> int:
