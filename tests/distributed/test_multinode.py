@@ -188,6 +188,7 @@ def test_a_node_removed_mid_run_loses_and_duplicates_nothing(nodes, tmp_path):
     remover.start()
     run = score_dataset(items, out, config=nodes.config(), criterion="coherence", batch_size=3, concurrency=2)
     remover.join(timeout=120)
+    calls = nodes.server.answered() - before  # the cluster's calls, counted before the single-process rows below add 48
     assert "at" in removed, "node b was not removed"
     assert removed["answered"] < 48 and removed["rows"] < 48, removed  # mid-run
     assert removed["entries_b"] > 0, removed  # node b had judged items (its cache held answers) when it went
@@ -197,8 +198,11 @@ def test_a_node_removed_mid_run_loses_and_duplicates_nothing(nodes, tmp_path):
     single = _single_process_rows(items, nodes.config(enabled=False))
     for row in _folder_rows(out):
         assert _same(row, single[row["id"]]), (row, single[row["id"]])
-    # what node b had asked but not written when it died was asked again elsewhere (not a row twice: a call twice)
-    print(f"node b removed after {removed['answered']} answers, {removed['rows']} rows; {nodes.server.answered() - before} calls for 48 items")
+    # what node b had asked but not written when it died was asked again elsewhere (not a row twice: a call twice);
+    # the rest was asked once. (The 96-99 "calls for 48 items" printed here before counted the 48 calls the
+    # single-process comparison above makes against the same server: the cluster had made 48-51.)
+    assert 48 <= calls < 96, calls
+    print(f"node b removed after {removed['answered']} answers, {removed['rows']} rows; the cluster made {calls} calls for 48 items")
     nodes.judged.update({row["id"]: row for row in _folder_rows(out)})
 
 
