@@ -25,7 +25,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from fused_domains import load  # noqa: E402
+from fused_domains import coverage, load  # noqa: E402
 
 from judgesdk.fused import model as fused_model  # noqa: E402
 from judgesdk.fused.fit import group_codes, mean_group_spearman  # noqa: E402
@@ -42,8 +42,7 @@ def held_out(fitted: fused_model.FusedModelFile, criterion: str, rows: list[dict
     pred = np.array([p[0] for p in predicted])
     intervals = np.array([p[1] for p in predicted])
     y = np.array([r["scores"][dim] for r in rows], dtype=float)
-    inside = (intervals[:, 0] <= y + 1e-9) & (y - 1e-9 <= intervals[:, 1])
-    return float(inside.mean()), mean_group_spearman(pred, y, group_codes([r["doc_id"] for r in rows]))
+    return coverage(intervals, y)["share"], mean_group_spearman(pred, y, group_codes([r["doc_id"] for r in rows]))
 
 
 def main() -> int:
@@ -71,9 +70,9 @@ def main() -> int:
                     model=shipped.model, scales={criterion: (1.0, 5.0)}, data={"dataset": "newsroom", "articles": k}, seed=0,
                 )  # fmt: skip
                 cell = report.setdefault(dim, {}).setdefault(str(k), {"coverage": [], "spearman": [], "shipped_coverage": [], "shipped_spearman": []})
-                coverage, rho = held_out(fitted, criterion, test, dim)
+                share, rho = held_out(fitted, criterion, test, dim)
                 base_coverage, base_rho = held_out(shipped, criterion, test, dim)
-                cell["coverage"].append(coverage)
+                cell["coverage"].append(share)
                 cell["spearman"].append(rho)
                 cell["shipped_coverage"].append(base_coverage)
                 cell["shipped_spearman"].append(base_rho)

@@ -289,7 +289,7 @@ def test_a_worker_killed_under_a_rate_limit_gives_its_permits_back(ray_local, tm
         }  # fmt: skip
         # the victim has a request in flight at the server, begun under 0.2 s ago (0.2 s before its answer): it holds a
         # permit when it dies, so the limiter must reap (an actor killed between batches held none: CI saw that once)
-        killer = _Killer(out, ready=lambda: server.answered() >= 60, victim=lambda pid: _holds_a_permit(server, pid))
+        killer = _Killer(out, ready=lambda: server.answered() >= 60, victims=lambda pids: _holding_a_permit(server, pids))
         killer.start()
         run = score_dataset(items, out, config=config, criterion="coherence", batch_size=32, concurrency=2)
         killer.join(timeout=5)
@@ -441,12 +441,12 @@ def test_compaction_keeps_the_latest_row_per_question_and_drops_cut_lines(tmp_pa
 
 class _Killer(threading.Thread):
     """SIGKILLs one judging actor's process, once, as soon as ``ready()`` says the run is under way (and, given
-    ``victim``, only an actor for which ``victim(pid)`` holds), and notes how many rows the folder held then
+    ``victims``, only one of the actors ``victims(pids)`` keeps), and notes how many rows the folder held then
     (fewer than all: mid-run)."""
 
-    def __init__(self, folder: Path, ready, timeout_s: float = 900.0, victim=None) -> None:
+    def __init__(self, folder: Path, ready, timeout_s: float = 900.0, victims=None) -> None:
         super().__init__(daemon=True)
-        self.folder, self.ready, self.timeout_s, self.victim = folder, ready, timeout_s, victim
+        self.folder, self.ready, self.timeout_s, self.victims = folder, ready, timeout_s, victims
         self.killed: int | None = None
         self.rows_at_kill = 0
         self.at = 0.0  # time.time() of the kill
@@ -455,9 +455,11 @@ class _Killer(threading.Thread):
         deadline = time.monotonic() + self.timeout_s
         while time.monotonic() < deadline:
             workers = _worker_pids()
-            if workers and self.victim is not None:
-                workers = [pid for pid in workers if self.victim(pid)]
             if workers and self.ready():
+                workers = workers if self.victims is None else self.victims(workers)
+            else:
+                workers = []
+            if workers:
                 self.rows_at_kill = _written(self.folder)
                 os.kill(workers[0], signal.SIGKILL)
                 self.at = time.time()
@@ -466,10 +468,11 @@ class _Killer(threading.Thread):
             time.sleep(0.05)
 
 
-def _holds_a_permit(server: LatencyServer, pid: int) -> bool:
-    """Process ``pid`` has a request in flight at ``server`` that began under 0.2 s ago (of its 0.4 s latency)."""
+def _holding_a_permit(server: LatencyServer, pids: list[int]) -> list[int]:
+    """The processes among ``pids`` with a request in flight at ``server`` begun under 0.2 s ago (of its 0.4 s
+    latency): one look at the server for all of them."""
     fresh = {port for port, age in server.busy().items() if age < 0.2}
-    return bool(fresh & client_ports(pid, server.port))
+    return [pid for pid in pids if fresh & client_ports(pid, server.port)]
 
 
 def _written(folder: Path) -> int:
