@@ -108,7 +108,11 @@ def fit_file(
         criteria[name] = [source]
         if "source+reference" in fitted:
             with_ref = fitted["source+reference"].model
-            if (with_ref.cv.get("per_doc_spearman") or -1.0) > (source.cv.get("per_doc_spearman") or -1.0):
+            if not priors.reference_informs(name, ALIASES):
+                reason = (f"{name} is about how the text reads, which a reference cannot tell (priors.READS_ALONE); "
+                          f"with the reference {with_ref.cv.get('per_doc_spearman')} per-group Spearman (nested CV)")  # fmt: skip
+                declined.append(Declined(criterion=name, variant="source+reference", reason=reason, cv=with_ref.cv))
+            elif (with_ref.cv.get("per_doc_spearman") or -1.0) > (source.cv.get("per_doc_spearman") or -1.0):
                 criteria[name].append(with_ref)
             else:
                 reason = (f"with the reference {with_ref.cv.get('per_doc_spearman')} per-group Spearman (nested CV), "

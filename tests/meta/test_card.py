@@ -345,7 +345,7 @@ def test_card_on_summeval_with_the_embedded_model(gguf_path, tmp_path, capsys, m
     assert main(argv) == 0
     card = Card.model_validate_json(stem.with_name("card.json").read_text())
     section = card.criteria[0]
-    assert card.judge.model_identity.startswith("sha256:") and card.judge.methods_in_rows == {"fused/source+reference": 5}  # SummEval gives each item its reference
+    assert card.judge.model_identity.startswith("sha256:") and card.judge.methods_in_rows == {"fused/source": 5}  # coherence never reads SummEval's references (priors.READS_ALONE)
     assert section.parse.n_scored == 5 and section.throughput is not None and section.throughput.input_tokens_per_1000 > 0
     # the ceiling rests on the abstractive systems only (SummEval's experts did not rate M0)
     assert section.ceiling.available and section.ceiling.n_items == 4 and "M0" not in section.ceiling.systems
