@@ -21,30 +21,23 @@ bookkeeping (``input_ids``, ``n_tokens``, ``n_batch``): rewinding a prompt sets 
 ``Llama.create_completion`` reuses the KV cache by comparing ``input_ids[:n_tokens]`` with its prompt.
 Those are listed in ``LLAMA_ATTRIBUTES`` too.
 
-``OMP_WAIT_POLICY=PASSIVE`` is set here, before llama.cpp's libgomp loads (it reads the variable once),
-unless the environment names a policy: llama.cpp's CPU threads meet at a barrier after every graph node
-and by default spin there, which starves other work on the same cores (figures: benchmarks/README.md,
-"Local prefix reuse").
+``llama_cpp`` is imported through :func:`._load_order.import_llama`, which defaults ``OMP_WAIT_POLICY`` to
+PASSIVE before llama.cpp's libgomp loads, and before numpy (the load order a GPU build needs).
 """
 
 from __future__ import annotations
 
 import ctypes
-import os
 import threading
 from collections.abc import Callable
 from typing import Any
 
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # read once when libgomp loads: see the module docstring
+from ._load_order import gpu_build, import_llama  # noqa: F401  (gpu_build re-exported: the provider and the cache-key tests patch it here)
 
-try:  # before numpy: on a GPU build, llama.cpp's libraries must load before the C++ runtime numpy brings (._load_order)
-    import llama_cpp
-except ImportError:  # pragma: no cover - exercised only without the extra
-    llama_cpp = None  # type: ignore[assignment]
+# before numpy: on a GPU build, llama.cpp's libraries must load before the C++ runtime numpy brings (._load_order)
+llama_cpp: Any = import_llama()
 
 import numpy as np  # noqa: E402
-
-from ._load_order import gpu_build  # noqa: E402,F401  (re-exported: the provider and the cache-key tests patch it here)
 
 CHECKED_VERSIONS = ("0.3.36",)  # llama-cpp-python versions this module was run and tested against
 

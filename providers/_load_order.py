@@ -48,18 +48,30 @@ def gpu_build() -> bool:
     return any(path.name.startswith(GPU_BACKEND_LIBRARIES) for folder in folders for path in Path(folder, "lib").glob("lib*"))
 
 
+def import_llama() -> Any:
+    """``llama_cpp``, imported the one way judgesdk imports it, or None without the ``local`` extra.
+
+    ``OMP_WAIT_POLICY`` is defaulted to PASSIVE first, unless the environment names a policy: libgomp reads it
+    once, when llama.cpp loads it, and by default llama.cpp's CPU threads spin at the barrier after every graph
+    node, which starves other work on the same cores (benchmarks/README.md, "Local prefix reuse"). Both
+    importers, :func:`load_llama_first` and :mod:`judgesdk.providers._llama_compat`, come through here."""
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    try:
+        import llama_cpp
+    except ImportError:
+        return None
+    return llama_cpp
+
+
 def load_llama_first() -> None:
     """Import ``llama_cpp`` now if it is a GPU build that no one has imported yet; otherwise nothing.
 
-    Called by ``judgesdk/__init__.py`` before any module that imports numpy. ``OMP_WAIT_POLICY`` is defaulted
-    to PASSIVE first, as :mod:`judgesdk.providers._llama_compat` does before its own import (libgomp reads it
-    once, when it loads)."""
+    Called by ``judgesdk/__init__.py`` before any module that imports numpy."""
     if "llama_cpp" in sys.modules or not gpu_build():
         return
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     try:
-        import llama_cpp  # noqa: F401
-    except (ImportError, OSError, RuntimeError):  # a broken build fails later, where the local provider says why
+        import_llama()
+    except (OSError, RuntimeError):  # a broken build fails later, where the local provider says why
         return
 
 

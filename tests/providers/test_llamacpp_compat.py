@@ -201,3 +201,19 @@ def test_the_llama_modules_import_each_other_without_cycles():
 
     assert edges["_llama_compat"] == set()  # the compat module is the bottom: it imports none of the others
     assert not [m for m in modules if reaches(m, m, set())], edges
+
+
+@pytest.mark.parametrize("given, expected", [(None, "PASSIVE"), ("ACTIVE", "ACTIVE")])
+def test_llama_cpp_is_imported_one_way_with_a_passive_openmp_wait_policy_unless_one_is_named(given, expected):
+    """libgomp reads ``OMP_WAIT_POLICY`` once, when llama.cpp loads it: the one importer
+    (``_load_order.import_llama``) defaults it to PASSIVE beforehand and keeps a policy the user named. A fresh
+    process, since the variable is read once per process."""
+    import os
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"} | ({"OMP_WAIT_POLICY": given} if given else {})
+    code = "import os, judgesdk.providers._llama_compat as c; assert c.llama_cpp is not None; print(os.environ['OMP_WAIT_POLICY'])"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == expected
+    sources = [p for p in (REPO / "providers").glob("*.py") if "OMP_WAIT_POLICY\", \"PASSIVE\")" in p.read_text()]
+    assert [p.name for p in sources] == ["_load_order.py"]  # one owner of the default
