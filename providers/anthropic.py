@@ -13,14 +13,14 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from judgesdk.core.errors import AuthError, CapabilityError, PermanentError
+from judgesdk.core.errors import CapabilityError, PermanentError
 from judgesdk.provider.pricing import ANTHROPIC_CACHE_READ, ANTHROPIC_CACHE_WRITE
 from judgesdk.provider.protocol import Capabilities, Choice, GenerateRequest, GenerateResponse, Message, Usage, runtime
 from judgesdk.provider.registry import Pricing, ProviderOptions, ProviderSettings, ProviderSpec
 from judgesdk.provider.urls import redact_url
 
 from ._prompt_cache import PromptCachePlanner, cache_marked
-from ._sdk import PLACEHOLDER_KEY, check_length, classify, is_default_host, json_kind, key_for_host, malformed, no_redirects, own_endpoint, within
+from ._sdk import check_length, classify, json_kind, malformed, no_redirects, own_endpoint, vendor_key, within
 
 try:
     import anthropic
@@ -61,10 +61,7 @@ class AnthropicProvider:
         if anthropic is None:
             raise PermanentError("the anthropic provider needs the 'anthropic' extra: pip install 'judgesdk[anthropic]'")
         # ANTHROPIC_API_KEY goes to api.anthropic.com only: another base_url gets the key it was given, or a placeholder
-        key = key_for_host(api_key, base_url, "api.anthropic.com", "ANTHROPIC_API_KEY")
-        if not key and is_default_host(base_url, "api.anthropic.com"):
-            raise AuthError("the anthropic provider needs ANTHROPIC_API_KEY (or api_key=...)", provider=self.kind)
-        key = key or PLACEHOLDER_KEY
+        key = vendor_key(api_key, base_url, "api.anthropic.com", "ANTHROPIC_API_KEY", self.kind)
         self.model = model
         target = own_endpoint(base_url, "https://api.anthropic.com", "anthropic")  # never ANTHROPIC_BASE_URL
         self.endpoint = redact_url(target)  # shown, keyed: no credentials
