@@ -164,17 +164,24 @@ def fit_linear(X: np.ndarray, y: np.ndarray, codes: np.ndarray, spec: Spec) -> L
 
 
 def mean_group_spearman(pred: np.ndarray, y: np.ndarray, codes: np.ndarray) -> float:
-    """Mean over groups of Spearman(pred, y), groups with a constant side skipped; with singleton groups
-    (no documents) it is the pooled Spearman."""
+    """Mean over groups of Spearman(pred, y); with singleton groups (no documents) the pooled Spearman.
+
+    A group whose human scores are all equal has nothing to rank and is skipped. A group where ``pred`` is
+    constant but the humans are not counts 0: a signal that ties every output of a document ranks none of
+    them. Skipping those too, as this function once did, let a signal that is zero in most documents (a
+    story's share of the prompt's names: varying in 1 of 19 HANNA prompts) be scored on the few where it
+    varies, and win the "best single signal" comparison the ship rule makes with 0.70."""
     if np.bincount(codes).max() < 3:
         return float(spearmanr(pred, y).statistic)
     values: list[np.ndarray] = []
     for members in _groups_by_size(codes):  # one (groups x size) block per group size: ranked row-wise at once
         rp, rt = rankdata(pred[members], axis=1), rankdata(y[members], axis=1)
         rp, rt = rp - rp.mean(axis=1, keepdims=True), rt - rt.mean(axis=1, keepdims=True)
-        norm = np.sqrt((rp**2).sum(axis=1) * (rt**2).sum(axis=1))
-        ok = norm > 0  # a constant side: skipped, never scored 0
-        values.append((rp * rt).sum(axis=1)[ok] / norm[ok])
+        spread_p, spread_t = (rp**2).sum(axis=1), (rt**2).sum(axis=1)
+        ranked = spread_t > 0  # humans tied throughout: nothing to rank, skipped
+        norm = np.sqrt(spread_p * spread_t)
+        rho = np.divide((rp * rt).sum(axis=1), norm, out=np.zeros(len(norm)), where=norm > 0)  # pred tied: 0
+        values.append(rho[ranked])
     joined = np.concatenate(values) if values else np.empty(0)
     return float(joined.mean()) if len(joined) else float("nan")
 

@@ -111,11 +111,28 @@ def test_monotone_map_keeps_distinct_scores_distinct():
     assert xs == [0.0, 1.5, 3.0, 4.0]
 
 
-def test_per_document_spearman_skips_constant_groups_and_pools_without_documents():
+def test_per_document_spearman_counts_a_tied_prediction_as_zero_skips_tied_humans_and_pools_without_documents():
     pred = np.array([1.0, 2, 3, 1, 1, 1])
     y = np.array([1.0, 2, 3, 3, 2, 1])
-    assert mean_group_spearman(pred, y, np.array([0, 0, 0, 1, 1, 1])) == pytest.approx(1.0)
+    # the second document: the prediction ties all three outputs, the humans do not -> it ranks nothing there
+    assert mean_group_spearman(pred, y, np.array([0, 0, 0, 1, 1, 1])) == pytest.approx(0.5)
+    # humans tied in the second document: nothing to rank, so it is left out
+    assert mean_group_spearman(pred, np.array([1.0, 2, 3, 2, 2, 2]), np.array([0, 0, 0, 1, 1, 1])) == pytest.approx(1.0)
     assert not math.isnan(mean_group_spearman(pred, y, np.arange(6)))
+
+
+def test_a_signal_that_varies_in_one_document_is_not_the_best_single_signal():
+    """A signal zero in all but one document, perfect there, once won the comparison the ship rule makes
+    (HANNA's prompt-name recall: 0.70 over the 1 of 19 prompts where it varied)."""
+    from judgesdk.fused.fit import best_single
+
+    codes = np.repeat(np.arange(10), 5)
+    y = np.tile([1.0, 2, 3, 4, 5], 10)
+    sparse = np.where(codes == 0, y, 0.0)
+    weak = y + np.random.default_rng(0).normal(0, 3, len(y))
+    name, value = best_single({"sparse": sparse, "weak": weak}, y, codes)
+    assert mean_group_spearman(sparse, y, codes) == pytest.approx(0.1)
+    assert name == "weak" and value > 0.1
 
 
 def test_fit_file_refuses_too_few_or_constant_labels(tmp_path):
