@@ -5,8 +5,8 @@ provider against a loopback server that answers each request after a fixed laten
 (tests/support/latency_server.py) and counts what it answered.
 
 One cluster for the module (starting nodes is the cost); the tests run in order and build on each other:
-rows equal the single-process rows; a node removed mid-run (and replaced, as an autoscaler would) loses and
-duplicates nothing; the node caches merged afterwards serve a re-run of every item with no call.
+rows equal the single-process rows; a node removed mid-run loses and duplicates nothing, the run finishing on the
+node that is left; the node caches merged afterwards serve a re-run of every item with no call.
 """
 
 from __future__ import annotations
@@ -172,24 +172,27 @@ def test_a_node_removed_mid_run_loses_and_duplicates_nothing(nodes, tmp_path):
     removed: dict[str, object] = {}
 
     def remove_b() -> None:
-        """Kill node b (raylet, its actor, everything on it) once a quarter of the requests were answered, then
-        add node c in its place (the pool asks for two actors of one CPU each)."""
-        deadline = time.monotonic() + 600
-        while nodes.server.answered() - before < 12 and time.monotonic() < deadline:
-            time.sleep(0.05)
-        removed["rows"] = sum(p.read_bytes().count(b"\n") for p in out.glob("*.jsonl")) if out.is_dir() else 0
-        removed["answered"] = nodes.server.answered() - before
-        removed["entries_b"] = _entries(nodes.caches["b"])
-        nodes.cluster.remove_node(nodes.workers.pop("b"), allow_graceful=False)
-        removed["at"] = time.monotonic()
-        nodes.add("c")
+        """Kill node b (raylet, its actor, everything on it) once a quarter of the requests were answered; the run
+        finishes on what is left. (No node is added in its place: Ray starts a node only from the main thread, which
+        the run holds; this thread's attempt to add one used to fail unseen, as a warning.)"""
+        try:
+            deadline = time.monotonic() + 600
+            while nodes.server.answered() - before < 12 and time.monotonic() < deadline:
+                time.sleep(0.05)
+            removed["rows"] = sum(p.read_bytes().count(b"\n") for p in out.glob("*.jsonl")) if out.is_dir() else 0
+            removed["answered"] = nodes.server.answered() - before
+            removed["entries_b"] = _entries(nodes.caches["b"])
+            nodes.cluster.remove_node(nodes.workers.pop("b"), allow_graceful=False)
+            removed["at"] = time.monotonic()
+        except Exception as exc:  # surfaced below, not lost in the thread
+            removed["error"] = repr(exc)
 
     remover = threading.Thread(target=remove_b, daemon=True)
     remover.start()
     run = score_dataset(items, out, config=nodes.config(), criterion="coherence", batch_size=3, concurrency=2)
     remover.join(timeout=120)
     calls = nodes.server.answered() - before  # the cluster's calls, counted before the single-process rows below add 48
-    assert "at" in removed, "node b was not removed"
+    assert "error" not in removed and "at" in removed, removed  # node b was removed, and nothing failed doing it
     assert removed["answered"] < 48 and removed["rows"] < 48, removed  # mid-run
     assert removed["entries_b"] > 0, removed  # node b had judged items (its cache held answers) when it went
     counts = Counter(row["id"] for row in _folder_rows(out))

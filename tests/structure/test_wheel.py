@@ -42,7 +42,7 @@ assert CachedProvider is Home
 assert "direct.likert" in bundled_template_ids() and len(bundled_template_ids()) > 20
 assert "signals.conditional" in bundled_template_ids()
 from judgesdk.fused.model import bundled
-assert [f.data["dataset"] for f in bundled()] == ["summeval", "topicalchat"], bundled()
+assert [f.data["dataset"] for f in bundled()] == ["summeval", "topicalchat", "hanna"], [f.domain for f in bundled()]
 from judgesdk.view.html import asset
 assert "judgesdk-data" in asset("view.js") and asset("view.css")  # judgesdk view's page ships its script and styles
 crit = criteria_for("summeval")[0]
