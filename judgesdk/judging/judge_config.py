@@ -48,6 +48,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from judgesdk.core.errors import ConfigError
 from judgesdk.core.types import Criterion
 from judgesdk.estimation.estimate import EstimationSettings
+from judgesdk.fused import model as fused_model_files
 from judgesdk.provider.layers.breaker import OverloadConfig
 from judgesdk.provider.layers.retry import RetryPolicy
 from judgesdk.provider.neutral import ANSWER_NEUTRAL
@@ -427,7 +428,7 @@ def ask_for(config: JudgeConfig, criteria: Criterion | Sequence[Criterion], meth
     actor's ``n_threads``) asks the same question and resumes the same rows."""
     chosen = (criteria,) if isinstance(criteria, Criterion) else tuple(criteria)
     method = method or config.method
-    answers_depend_on = {
+    answers_depend_on: dict[str, Any] = {
         "criteria": [c.model_dump(mode="json") for c in chosen],
         "method": method,
         "template": config.template,
@@ -441,5 +442,23 @@ def ask_for(config: JudgeConfig, criteria: Criterion | Sequence[Criterion], meth
             for p in config.providers
         ],
     }
+    if method in FIT_READERS:
+        answers_depend_on["fits"] = fit_identities(config.method_options.get("fused_model"))
     digest = hashlib.sha256(json.dumps(answers_depend_on, sort_keys=True, default=str).encode()).hexdigest()[:10]
     return Ask(criterion="+".join(c.name for c in chosen), method=method, config=digest)
+
+
+FIT_READERS = ("auto", "fused")  # the methods whose answers come from a fused fit file
+
+
+def fit_identities(fused_model: object = None) -> list[str]:
+    """What the fused fits that can answer are, by content: every fit the package ships (a new release's fits, or
+    a story fit where stories went to ``geval`` before, change answers for the same config) and the user's own
+    fit file named in ``method_options`` (refitted in place, it answers differently under the same name). A
+    resumed run keeps only rows asked of the same fits. A missing user file is named by its path: the run itself
+    reports it."""
+    names = [f.label for f in fused_model_files.bundled()]
+    if fused_model:
+        path = Path(str(fused_model)).expanduser()
+        names.append(f"file sha256:{fused_model_files.file_sha256(path)}" if path.is_file() else f"file {path}")
+    return names

@@ -232,6 +232,29 @@ def test_the_key_names_criterion_method_and_what_in_the_config_changes_answers()
     assert ask_for(load_config({"method": "geval"}), crit, "direct").method == "direct"
 
 
+
+def test_the_key_of_a_method_that_reads_fits_names_the_fits_by_content(tmp_path, monkeypatch):
+    """A release that ships other fits (a story fit where stories went to geval before), or a user's fit refitted in
+    place, answers differently under the same config: ``--resume`` must not keep rows asked of the old fits."""
+    from judgesdk.fused import model as fused_model
+    from judgesdk.judging import judge_config
+
+    crit = Criterion(name="coherence")
+    auto, fused, geval = (ask_for(load_config({"method": m}), crit) for m in ("auto", "fused", "geval"))
+    shipped = fused_model.bundled()
+    monkeypatch.setattr(fused_model, "bundled", lambda: shipped[:2])  # as a release without the story fit
+    assert ask_for(load_config({"method": "auto"}), crit) != auto and ask_for(load_config({"method": "fused"}), crit) != fused
+    assert ask_for(load_config({"method": "geval"}), crit) == geval  # geval reads no fit
+    monkeypatch.undo()
+    mine = tmp_path / "fit.json"
+    mine.write_text('{"a": 1}')
+    config = {"method": "fused", "method_options": {"fused_model": str(mine)}}
+    first = ask_for(load_config(config), crit)
+    mine.write_text('{"a": 2}')  # refitted in place
+    assert ask_for(load_config(config), crit) != first
+    assert judge_config.fit_identities(str(mine))[-1].startswith("file sha256:")
+
+
 # -- defect 5: one writer per results file --------------------------------------------------------------
 
 SLOW_RUN = """
