@@ -250,6 +250,13 @@ def bundled() -> list[FusedModelFile]:
     return list(_bundled())
 
 
+@functools.cache
+def bundled_labels() -> tuple[str, ...]:
+    """The shipped fits' labels (domain and content hash), hashed once per process: a resume key names them on
+    every served request (:func:`judgesdk.judging.judge_config.fit_identities`)."""
+    return tuple(f.label for f in _bundled())
+
+
 def bundled_for(model_sha256: str) -> list[FusedModelFile]:
     """The shipped fits for a model file (one per domain), news first."""
     return [f for f in bundled() if f.model.sha256 == model_sha256]

@@ -457,7 +457,7 @@ def fit_identities(fused_model: object = None) -> list[str]:
     fit file named in ``method_options`` (refitted in place, it answers differently under the same name). A
     resumed run keeps only rows asked of the same fits. A missing user file is named by its path: the run itself
     reports it."""
-    names = [f.label for f in fused_model_files.bundled()]
+    names = list(fused_model_files.bundled_labels())
     if fused_model:
         path = Path(str(fused_model)).expanduser()
         names.append(f"file sha256:{fused_model_files.file_sha256(path)}" if path.is_file() else f"file {path}")
