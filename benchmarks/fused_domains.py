@@ -259,10 +259,11 @@ def main() -> int:
                     shipped = fitted
             newsroom = args.signals / "newsroom.jsonl"
             if newsroom.exists():
-                report["newsroom"] = apply(shipped, load(newsroom, "newsroom"), {"informativeness": "relevance"})
+                newsroom_rows = load(newsroom, "newsroom")
+                report["newsroom"] = apply(shipped, newsroom_rows, {"informativeness": "relevance"})
                 print(f"\nNewsRoom, the news fit unchanged: {json.dumps(report['newsroom'], indent=1)}")
                 # NewsRoom carries each article's published summary as its reference, so auto reads that variant there
-                report["newsroom, with the reference"] = apply(shipped, load(newsroom, "newsroom"), {"informativeness": "relevance"}, with_reference=True)
+                report["newsroom, with the reference"] = apply(shipped, newsroom_rows, {"informativeness": "relevance"}, with_reference=True)
                 print(f"\nNewsRoom with its reference, the news fit unchanged: {json.dumps(report['newsroom, with the reference'], indent=1)}")
         else:
             shipped, part = fit_domain(domain, rows)
