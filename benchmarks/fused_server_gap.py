@@ -1,10 +1,10 @@
 """The fused judge through ``python -m llama_cpp.server`` (the ``openai`` provider, ``api = "completions"``, echo)
 against the same judge in process, on the same GGUF (issue 30, item 6): the gap per token and per score.
 
-    python benchmarks/fused_server_gap.py [--items 0] [--threads 2]
+    python benchmarks/fused_server_gap.py [--items 0] [--shortest] [--threads 2]
 
 Starts the server on 127.0.0.1 serving the embedded model (tests/support/servers.py), then for the README example
-and the first N SummEval items (natural text, ../shared/data) asks both providers for the same continuation
+and the first (``--shortest``: the shortest) N SummEval items (natural text, ../shared/data) asks both providers for the same continuation
 requests the fused judge makes (output given the source, output alone) and compares the token log-probabilities,
 then scores each item with ``method = "fused"`` both ways (coherence and consistency). Prints one JSON object:
 tokens compared, token count mismatches, mean and max |Δ log p| per token, seconds per token each way, and the
@@ -31,22 +31,23 @@ README_SOURCE = (
 README_OUTPUT = "The council approved a park on the old rail yard, with a playground and a garden."
 
 
-def items(count: int) -> list[tuple[str, str, str]]:
+def items(count: int, shortest: bool = False) -> list[tuple[str, str, str]]:
+    """The README example, then ``count`` SummEval items: the first in file order, or the shortest (article and
+    summary together, as tests/integration/test_fused_server_llama.py picks them)."""
     from judgesdk.meta.datasets import load_dataset
     from judgesdk.meta.natural import natural
 
-    out = [("readme", README_SOURCE, README_OUTPUT)]
-    for record in load_dataset("summeval")[:count]:
-        r = natural(record)
-        out.append((f"{r.doc_id}::{r.system_id}", r.source, r.output))
-    return out
+    records = [natural(r) for r in load_dataset("summeval")]
+    if shortest:
+        records.sort(key=lambda r: (len(r.source) + len(r.output), r.doc_id, r.system_id))
+    return [("readme", README_SOURCE, README_OUTPUT)] + [(f"{r.doc_id}::{r.system_id}", r.source, r.output) for r in records[:count]]
 
 
 def server_config(server, sha: str) -> dict:
     return {
         "method": "fused", "cache": {"enabled": False}, "retry": {"max_attempts": 1},
         "providers": [{"kind": "openai", "model": server.model, "base_url": server.base_url, "api": "completions",
-                       "timeout_s": 600, "options": {"model_sha256": sha}}],
+                       "timeout_s": 3600, "options": {"model_sha256": sha}}],
     }  # fmt: skip
 
 
@@ -62,7 +63,7 @@ async def token_gap(path: Path, server, threads: int, pairs) -> dict:
 
     tpl = templates()
     local = LlamaCppProvider(path, n_threads=threads)
-    remote = OpenAIProvider(server.model, base_url=server.base_url, api="completions", timeout_s=600)
+    remote = OpenAIProvider(server.model, base_url=server.base_url, api="completions", timeout_s=3600)
     try:
         return await _compare(local, remote, tpl, pairs, JOIN, GenerateRequest)
     finally:
@@ -96,6 +97,7 @@ async def _compare(local, remote, tpl, pairs, JOIN, GenerateRequest) -> dict:  #
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--items", type=int, default=0, help="SummEval items besides the README example (default 0: minutes each)")
+    parser.add_argument("--shortest", action="store_true", help="the shortest SummEval items instead of the first")
     parser.add_argument("--threads", type=int, default=2)
     args = parser.parse_args()
 
@@ -106,7 +108,7 @@ def main() -> None:
 
     path = embedded_gguf_path()
     sha = file_sha256(path)
-    pairs = items(args.items)
+    pairs = items(args.items, args.shortest)
     server = LlamaServer(path, n_threads=args.threads)
     server.start()
     try:

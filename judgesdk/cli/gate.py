@@ -128,7 +128,8 @@ def _add_calibrate(subparsers: Any) -> None:
     p.add_argument(
         "--fused", action="store_true",
         help="refit the fused local judge: --human holds output, source (reference, doc_id optional) and the label; the "
-        "signals come from --config's local model; writes a fit to use as method_options.fused_model",
+        "signals come from --config's first provider (the local model, or a server whose file the config names by "
+        "model_sha256); writes a fit to use as method_options.fused_model",
     )  # fmt: skip
     p.add_argument("--scale", help="with --fused: LOW,HIGH of the human scale (default: the labels' range)")
     p.add_argument(

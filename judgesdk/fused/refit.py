@@ -3,8 +3,10 @@
 The shipped fit is tuned to SummEval's annotators and news summaries; a team with its own labels (any
 criterion, any 1-N scale) gets a fit for its data from the same nested cross-validation, grouped by
 ``doc_id`` where the labels have one (else every item is its own group). The signals come from the
-judge config's first provider (which must be a local model: the fit is bound to its file's sha256) through
-its cache (the CLI passes ``Judge.provider(0)``), so a refit after adding labels recomputes nothing already seen.
+judge config's first provider through its cache (the CLI passes ``Judge.provider(0)``), so a refit after adding
+labels recomputes nothing already seen. The fit is bound to one model file's sha256, so that provider is the local
+model or a server that echoes prompt log-probabilities and whose served file the config names (``model_sha256``):
+the route to a fused judge on a server that cannot serve the shipped fits' GGUF file (vLLM, SGLang).
 """
 
 from __future__ import annotations
@@ -71,7 +73,10 @@ async def refit(
         raise InputError(f"{dimension}: {len(items)} labelled items; a fit needs at least {min_items} (--min-items)")
     sha = model_sha256(provider)
     if sha is None:
-        raise ConfigError(f"the fused judge is fitted to a local model file; the config's first provider is {provider.kind}/{provider.model}")
+        raise ConfigError(
+            f"the fused judge is fitted to one model file: the config's first provider ({provider.kind}/{provider.model}) must be a local "
+            "model, or a server whose served file the config names by model_sha256 under [providers.options]"
+        )
     dialogue = domain == "dialogue"
     rows: list[dict[str, Any]] = [
         features(await extract(provider, item, reference=False, domain=domain, without_context=dialogue)) for item in items

@@ -324,7 +324,7 @@ def test_refit_refuses_constant_labels_too_few_items_and_hosted_providers(tmp_pa
         asyncio.run(refit(_provider(), _labelled(tmp_path, constant=True), "faithfulness"))
     with pytest.raises(InputError, match="at least 10"):
         asyncio.run(refit(_provider(), _labelled(tmp_path, n=6), "faithfulness"))
-    with pytest.raises(ConfigError, match="local model file"):
+    with pytest.raises(ConfigError, match="names by model_sha256"):
         asyncio.run(refit(_provider(sha=None), _labelled(tmp_path), "faithfulness"))
 
 
