@@ -34,13 +34,13 @@ README_OUTPUT = "The council approved a park on the old rail yard, with a playgr
 def items(count: int, shortest: bool = False) -> list[tuple[str, str, str]]:
     """The README example, then ``count`` SummEval items: the first in file order, or the shortest (article and
     summary together, as tests/integration/test_fused_server_llama.py picks them)."""
+    from judgesdk.meta.bench import shortest as fewest_characters
     from judgesdk.meta.datasets import load_dataset
     from judgesdk.meta.natural import natural
 
     records = [natural(r) for r in load_dataset("summeval")]
-    if shortest:
-        records.sort(key=lambda r: (len(r.source) + len(r.output), r.doc_id, r.system_id))
-    return [("readme", README_SOURCE, README_OUTPUT)] + [(f"{r.doc_id}::{r.system_id}", r.source, r.output) for r in records[:count]]
+    chosen = fewest_characters(records, count) if shortest else records[:count]
+    return [("readme", README_SOURCE, README_OUTPUT)] + [(f"{r.doc_id}::{r.system_id}", r.source, r.output) for r in chosen]
 
 
 def server_config(server, sha: str) -> dict:

@@ -29,28 +29,26 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from fused_server_gap import README_OUTPUT, README_SOURCE  # noqa: E402  (the README's example, as that script holds it)
 
 BOUND = {
     "items_per_s": 785,
     "tokens_per_s": 450_000,
     "what": "one H200, eager PyTorch, Gemma-3-270M-shaped model, teacher-forced 512 + 64-token items, batches of 128 (issue 30)",
 }
-EXAMPLE = {
-    "id": "readme",
-    "source": "The city council of Marlow voted on Tuesday to turn the disused rail yard into a public park with a playground and a community garden.",
-    "output": "The council approved a park on the old rail yard, with a playground and a garden.",
-}  # README.md's example
+EXAMPLE = {"id": "readme", "source": README_SOURCE, "output": README_OUTPUT}
 
 
-def summeval_items(docs: int | None, shortest: int | None) -> list[dict]:
+def summeval_items(docs: int | None, count: int | None) -> list[dict]:
+    """The outputs of the first ``docs`` SummEval documents, or the ``count`` shortest outputs (natural text)."""
     from judgesdk.meta import bench
     from judgesdk.meta.datasets import load_dataset
     from judgesdk.meta.natural import natural
 
-    everything = load_dataset("summeval")
-    records = [natural(r) for r in (everything if shortest is not None else bench.select(everything, docs=docs, systems=None))]
-    if shortest is not None:
-        records = sorted(records, key=lambda r: (len(r.source) + len(r.output), r.doc_id, r.system_id))[:shortest]
+    everything = [natural(r) for r in load_dataset("summeval")]
+    records = bench.shortest(everything, count) if count is not None else bench.select(everything, docs=docs, systems=None)
     return [{"id": f"{r.doc_id}::{r.system_id}", "source": r.source, "output": r.output} for r in records]
 
 

@@ -35,6 +35,12 @@ def select(records: Sequence[HumanRecord], *, docs: int | None = None, systems: 
     return chosen
 
 
+def shortest(records: Sequence[HumanRecord], count: int) -> list[HumanRecord]:
+    """The ``count`` records with the fewest characters of source and output together (ties by document, then
+    system): the cheapest real items, where each token costs much (a server echoing log-probabilities in Python)."""
+    return sorted(records, key=lambda r: (len(r.source or "") + len(r.output), r.doc_id, r.system_id))[:count]
+
+
 def item_of(record: HumanRecord) -> JudgeItem:
     return JudgeItem(
         output=record.output, source=record.source, context=record.context, reference=record.reference,

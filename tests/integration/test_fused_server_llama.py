@@ -40,11 +40,11 @@ def _server_config(server, sha: str | None) -> dict:
 
 def _shortest_summeval(count: int) -> list[dict]:
     """The ``count`` SummEval items with the fewest characters of article and summary together (natural text)."""
+    from judgesdk.meta.bench import shortest
     from judgesdk.meta.datasets import load_dataset
     from judgesdk.meta.natural import natural
 
-    records = sorted((natural(r) for r in load_dataset("summeval")), key=lambda r: (len(r.source) + len(r.output), r.doc_id, r.system_id))
-    return [{"id": f"{r.doc_id}::{r.system_id}", "source": r.source, "output": r.output} for r in records[:count]]
+    return [{"id": f"{r.doc_id}::{r.system_id}", "source": r.source, "output": r.output} for r in shortest([natural(r) for r in load_dataset("summeval")], count)]
 
 
 def test_the_fused_judge_through_llama_cpp_server_scores_as_the_in_process_judge(llama_server, local, gguf_path: Path):
