@@ -6,7 +6,7 @@ itself is measured by benchmarks/fused_server_gap.py (benchmarks/README.md).
 
 llama-cpp-python's server turns an echo into log-probabilities in Python, sorting Gemma's 262k-token vocabulary for
 every prompt token: the two SummEval items (one 100-word article, two of its summaries; coherence only: consistency
-adds the pass without the source) and the README example took 8 min 12 s on a quiet 2-core machine (2026-11-27), far
+adds the pass without the source) and the README example took 8 min 12 s on a 2-core machine whose other core was busy part of the time (2026-11-27), far
 longer under load (a 170-token request once took over 20 minutes at load 30-50). The client timeout is an hour;
 nothing here is timed."""
 
