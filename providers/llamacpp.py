@@ -228,7 +228,7 @@ class LlamaCppProvider:
             sha = self.model_sha256
             try:
                 tokens = ";tokens=in-context" if self.space_prefix else ""
-            except UnavailableError:  # llama.cpp cannot read the file: no request to it is answered, nor cached
+            except UnavailableError:  # its metadata is unreadable: llama.cpp cannot load it either, so nothing is cached
                 tokens = ""
             self._identity = f"sha256:{sha}{tokens}"
         return self._identity + (f";{self._device}" if self._device else "")
@@ -358,9 +358,10 @@ class LlamaCppProvider:
 
     def _following(self, request: GenerateRequest | None, prompt: list[int], text: str) -> list[int]:
         """``text``'s tokens where it stands, after ``request``'s prompt: as the whole text tokenizes, which is what a
-        server echoing that text scores. Only a vocabulary with a space prefix (:attr:`space_prefix`) needs this: any
-        other tokenizes ``text`` alone the same way, and does so here, as it always has. Where a token spans the
-        boundary (the prompt's own tokens change), ``text`` is tokenized alone, as before."""
+        server echoing that text scores. Only a vocabulary with a space prefix (:attr:`space_prefix`) is tokenized so:
+        any other keeps tokenizing ``text`` alone, as it always has, so the embedded model's answers (and every figure
+        measured on them) stay as they were. Where a token spans the boundary (the prompt's own tokens change),
+        ``text`` is tokenized alone too."""
         if request is None or not self.space_prefix:
             return self._tokenize(text, bos=False)
         whole = self._tokenize(as_text(request.messages) + text, bos=True)
