@@ -41,7 +41,7 @@ BOUND = {
 EXAMPLE = {"id": "readme", "source": README_SOURCE, "output": README_OUTPUT}
 
 
-def summeval_items(docs: int | None, count: int | None) -> list[dict]:
+def summeval_items(docs: int, count: int | None) -> list[dict]:
     """The outputs of the first ``docs`` SummEval documents, or the ``count`` shortest outputs (natural text)."""
     from judgesdk.meta import bench
     from judgesdk.meta.datasets import load_dataset
@@ -90,7 +90,7 @@ def main() -> int:
     parser.add_argument("--model", default="judge", help="the served model name (--base-url only)")
     parser.add_argument("--model-sha256", help="sha256 of the GGUF file the server serves (--base-url only)")
     chosen = parser.add_mutually_exclusive_group()
-    chosen.add_argument("--docs", type=int, help="the outputs of the first N SummEval documents (16 each)")
+    chosen.add_argument("--docs", type=int, default=1, help="the outputs of the first N SummEval documents (16 each; default 1)")
     chosen.add_argument("--shortest", type=int, help="the N shortest SummEval outputs (article + summary)")
     chosen.add_argument("--example", action="store_true", help="only the README's example item (seconds on a CPU server)")
     parser.add_argument("--criteria", default="coherence,consistency,fluency,relevance")
@@ -100,7 +100,7 @@ def main() -> int:
     args = parser.parse_args()
     if args.base_url and not args.model_sha256:
         parser.error("--base-url needs --model-sha256: the fit applies only to the GGUF file it was fitted on")
-    items = [EXAMPLE] if args.example else summeval_items(args.docs if args.docs is not None or args.shortest is not None else 1, args.shortest)
+    items = [EXAMPLE] if args.example else summeval_items(args.docs, args.shortest)
     criteria = [c.strip() for c in args.criteria.split(",") if c.strip()]
 
     server = None

@@ -332,10 +332,11 @@ class LlamaCppProvider:
         prompt = self._tokenize(as_text(request.messages), bos=True) if prompt is None else prompt
         reused = self._cache.switch_to(prompt)
         response = self._blank()
+        before = as_text(request.messages) if self.space_prefix else None  # what _following tokenizes with what follows
         if request.labels is not None:
-            response.label_logprobs = label_logprobs(self._cache, prompt, self._encoded_labels(request.labels, request, prompt))
+            response.label_logprobs = label_logprobs(self._cache, prompt, self._encoded_labels(request.labels, before, prompt))
         elif request.continuation is not None:
-            response.continuation_tokens = continuation_logprobs(self._cache, prompt, self._following(request, prompt, request.continuation))
+            response.continuation_tokens = continuation_logprobs(self._cache, prompt, self._following(before, prompt, request.continuation))
         else:
             response.choices = [self._complete(prompt, request, i) for i in range(request.n)]
         return self._answered(response, prompt, reused, started)
@@ -356,20 +357,21 @@ class LlamaCppProvider:
         # special=False: judged text that contains control-token strings stays text.
         return self._llm.tokenize(text.encode("utf-8"), add_bos=bos, special=False)
 
-    def _following(self, request: GenerateRequest | None, prompt: list[int], text: str) -> list[int]:
-        """``text``'s tokens where it stands, after ``request``'s prompt: as the whole text tokenizes, which is what a
-        server echoing that text scores. Only a vocabulary with a space prefix (:attr:`space_prefix`) is tokenized so:
+    def _following(self, before: str | None, prompt: list[int], text: str) -> list[int]:
+        """``text``'s tokens where it stands, after the prompt ``before`` (tokenized: ``prompt``): as the whole text
+        tokenizes, which is what a server echoing that text scores. Only a vocabulary with a space prefix
+        (:attr:`space_prefix`) is tokenized so:
         any other keeps tokenizing ``text`` alone, as it always has, so the embedded model's answers (and every figure
         measured on them) stay as they were. Where a token spans the boundary (the prompt's own tokens change),
         ``text`` is tokenized alone too."""
-        if request is None or not self.space_prefix:
+        if before is None or not self.space_prefix:
             return self._tokenize(text, bos=False)
-        whole = self._tokenize(as_text(request.messages) + text, bos=True)
+        whole = self._tokenize(before + text, bos=True)
         return whole[len(prompt) :] if whole[: len(prompt)] == prompt else self._tokenize(text, bos=False)
 
-    def _encoded_labels(self, labels: tuple[str, ...], request: GenerateRequest | None = None, prompt: list[int] | None = None) -> dict[str, list[int]]:
-        """Each label's tokens, after ``request``'s prompt where one is given (:meth:`_following`)."""
-        encoded = {label: self._following(request, prompt or [], label) for label in labels}
+    def _encoded_labels(self, labels: tuple[str, ...], before: str | None = None, prompt: list[int] | None = None) -> dict[str, list[int]]:
+        """Each label's tokens, after the prompt ``before`` where one is given (:meth:`_following`)."""
+        encoded = {label: self._following(before, prompt or [], label) for label in labels}
         return {label: tokens for label, tokens in encoded.items() if tokens}
 
     # -- label requests that share all but a short suffix: one decode of parallel sequences ---------

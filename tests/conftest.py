@@ -86,6 +86,14 @@ def gguf_path() -> Path:
     return embedded_gguf_path()
 
 
+def require_llama_server() -> None:
+    """What ``python -m llama_cpp.server`` needs beyond llama_cpp (its ``server`` extra): skip without it, fail in CI."""
+    _skip_if_missing(
+        "fastapi", "uvicorn", "sse_starlette", "starlette_context", "pydantic_settings",
+        what="the llama.cpp server", install="'llama-cpp-python[server]'",
+    )  # fmt: skip
+
+
 @pytest.fixture(scope="session")
 def tiny_gguf() -> Path:
     """The tiny random-weight llama model ../shared/gpu-check ships: a real GGUF whose vocabulary differs from the
@@ -117,10 +125,7 @@ def local(gguf_path: Path):
 @pytest.fixture(scope="session")
 def llama_server(gguf_path: Path):
     """``python -m llama_cpp.server`` serving the embedded model as ``gemma`` on 127.0.0.1."""
-    _skip_if_missing(
-        "fastapi", "uvicorn", "sse_starlette", "starlette_context", "pydantic_settings",
-        what="the llama.cpp server", install="'llama-cpp-python[server]'",
-    )  # fmt: skip
+    require_llama_server()
     server = LlamaServer(gguf_path)
     try:
         server.start()

@@ -20,7 +20,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import _skip_if_missing
+from conftest import require_llama_server
 
 from judgesdk import Judge
 from judgesdk.cli.app import main
@@ -35,10 +35,7 @@ FILLER = "purple engines quietly sang about distant volcanoes under frozen clock
 
 @pytest.fixture(scope="module")
 def tiny_server(tiny_gguf):
-    _skip_if_missing(
-        "llama_cpp", "fastapi", "uvicorn", "sse_starlette", "starlette_context", "pydantic_settings",
-        what="the llama.cpp server", install="'llama-cpp-python[server]'",
-    )  # fmt: skip
+    require_llama_server()  # tiny_gguf has checked llama_cpp
     server = LlamaServer(tiny_gguf, alias="tiny", n_threads=1)
     try:
         server.start()
