@@ -87,7 +87,7 @@ def calls_per_item(n: int, workdir: Path) -> dict[str, Any]:
     server = serve_process("--concurrency", "4", cache=workdir / "cache-calls")
     try:
         before = sum(server.health()["served"].values())
-        config = {"providers": [{"kind": "systemone", "model": "judgesdk", "base_url": server.origin}], "cache": {"enabled": False}}
+        config: dict[str, Any] = {"providers": [{"kind": "systemone", "model": "judgesdk", "base_url": server.origin}], "cache": {"enabled": False}}
         with Judge.from_config(config) as judge:
             results = judge.score_many([{"output": r.output, "source": r.source} for r in chosen], criterion=criteria)
         served = sum(server.health()["served"].values()) - before
@@ -146,7 +146,7 @@ async def served_run(origin: str, chosen: list[Any], questions: dict[str, Any], 
         return time.perf_counter() - started, latencies
 
 
-def percentile(values: list[float], q: float) -> float:
+def percentile(values: list[float], q: int) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[q - 1] if len(values) > 1 else values[0]
 
 

@@ -29,6 +29,7 @@ import json
 import os
 import statistics
 import time
+from typing import Any
 
 import local_prefix as lp
 
@@ -36,7 +37,7 @@ from judgesdk.prompting.presets import criterion as preset
 from judgesdk.providers.llamacpp import embedded_model_path
 
 
-def _llama(flash_attn: bool = False):  # type: ignore[no-untyped-def]
+def _llama(flash_attn: bool = False) -> Any:  # a llama_cpp.Llama (llama_cpp has no type information)
     import llama_cpp
 
     threads = os.cpu_count() or 1
@@ -46,7 +47,7 @@ def _llama(flash_attn: bool = False):  # type: ignore[no-untyped-def]
     )  # fmt: skip
 
 
-def _decode(llm, tokens: list[int], start: int, rows: int = 1) -> float:  # type: ignore[no-untyped-def]
+def _decode(llm: Any, tokens: list[int], start: int, rows: int = 1) -> float:
     """One decode of ``tokens`` at positions ``start``.. in sequence 0, logits at the last ``rows``; seconds."""
     batch = llm._batch.batch
     for i, token in enumerate(tokens):
@@ -71,7 +72,7 @@ def split(prompt: str, own: str, repeats: int, flash_attn: bool) -> dict[str, ob
     def clear(keep: int = 0) -> None:
         llm._ctx.kv_cache_seq_rm(0, keep, -1)
 
-    def raw(model) -> float:  # type: ignore[no-untyped-def]
+    def raw(model: Any) -> float:
         model._ctx.kv_cache_seq_rm(0, 0, -1)
         spent, at = 0.0, 0
         for piece in chunks:  # as Llama.eval does: n_batch tokens per decode, logits at the very end
@@ -79,7 +80,7 @@ def split(prompt: str, own: str, repeats: int, flash_attn: bool) -> dict[str, ob
             at += len(piece)
         return spent
 
-    def cached_head(model) -> None:  # type: ignore[no-untyped-def]
+    def cached_head(model: Any) -> None:
         model._ctx.kv_cache_seq_rm(0, 0, -1)
         at = 0
         for start in range(0, len(head), 512):
@@ -134,7 +135,7 @@ def decode_share(docs: int, criterion: str) -> dict[str, object]:
     spent = [0.0, 0]
     original = internals.LlamaContext.decode
 
-    def timed(self, batch):  # type: ignore[no-untyped-def]
+    def timed(self: Any, batch: Any) -> Any:  # LlamaContext.decode, timed
         started = time.perf_counter()
         try:
             return original(self, batch)

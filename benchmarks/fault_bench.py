@@ -45,13 +45,11 @@ import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-
-from batch_server import BatchServer  # noqa: E402
-from fault_proxy import FaultProxy  # noqa: E402
 
 from judgesdk.core.types import Criterion, JudgeItem, JudgeResult, Scale  # noqa: E402
 from judgesdk.judging.judge import Judge  # noqa: E402
@@ -61,7 +59,12 @@ from judgesdk.judging.judge_config import (  # noqa: E402
     load_config,
 )
 from judgesdk.provider.protocol import GenerateRequest, GenerateResponse, Provider, WrapperProvider  # noqa: E402
+from judgesdk.provider.settings import ProviderConfig  # noqa: E402
+from judgesdk.provider.stack import bottom  # noqa: E402
 from judgesdk.records import Ledger, is_final, read_rows, row_for  # noqa: E402
+
+from support.batch_server import BatchServer  # noqa: E402
+from support.fault_proxy import FaultProxy  # noqa: E402
 
 MARK = re.compile(r"\[item (\d+)\]")
 
@@ -112,11 +115,11 @@ def judge_into(config: JudgeConfig, items: list[JudgeItem], criterion: Criterion
     errors that escaped ``score_many`` (none may), and what the overload guard did (where there is one)."""
     counters: list[Counted] = []
 
-    def wrap(adapter: Provider) -> Provider:
-        counters.append(Counted(adapter))
+    def counted(source: ProviderConfig) -> Provider:  # each configured adapter (under its rate limit), counted
+        counters.append(Counted(bottom(source)))
         return counters[-1]
 
-    judge = Judge.from_config(config, wrap=wrap)
+    judge = Judge.from_config(config, adapters=[partial(counted, source) for source in config.providers])
     ask = ask_for(config, criterion)
     escaped = 0
     started = time.perf_counter()

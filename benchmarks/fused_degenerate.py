@@ -71,9 +71,9 @@ def main() -> int:
             print(f"{doc}: done", file=sys.stderr)
     print(f"| criterion | output | mean score | docs where it beat the best human-top-3 summary (of {len(by_doc)}) |")
     print("| --- | --- | --- | --- |")
-    for (crit, kind), values in table.items():
-        mark = "" if kind == "human top-3" else str(above.get((crit, kind), 0))
-        print(f"| {crit} | {kind} | {sum(values) / len(values):.2f} | {mark} |")
+    for (name, kind), values in table.items():
+        mark = "" if kind == "human top-3" else str(above.get((name, kind), 0))
+        print(f"| {name} | {kind} | {sum(values) / len(values):.2f} | {mark} |")
     return 0
 
 

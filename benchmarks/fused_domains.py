@@ -144,7 +144,7 @@ def fit_domain(
         for variant, fit in variants.items():
             report[f"{name}/{variant}"] = describe(fit, y, docs, systems, [feats[i] for i in keep])
             report[f"{name}/{variant}"]["ships"] = any(m.variant == variant for m in fitted.criteria.get(name, []))
-    report["declined"] = {f"{d.criterion}/{d.variant}": d.reason for d in fitted.declined}  # type: ignore[assignment]
+    report["declined"] = {f"{d.criterion}/{d.variant}": d.reason for d in fitted.declined}
     return fitted, report
 
 

@@ -119,7 +119,7 @@ def main() -> int:
         docs = [r["doc_id"] for r in sub]
         y = np.array([labels[name][i] for i in keep], dtype=float)
         aux = None if any(mean_label[i] is None for i in keep) else np.array([mean_label[i] for i in keep])
-        fitted: CriterionFit = fit_criterion(features, y, docs, criterion=name, variant=args.variant, low=1.0, high=5.0, auxiliary=aux, signs=signs_for(name))
+        fitted: CriterionFit = fit_criterion(features, y.tolist(), docs, criterion=name, variant=args.variant, low=1.0, high=5.0, auxiliary=None if aux is None else aux.tolist(), signs=signs_for(name))
         print(f"\n### {name}\n\nchosen by the inner folds on all data: {fitted.model.choice}\n")
         print("| data | predictor | per-document Spearman [95% CI] | pooled Spearman | system Kendall |\n| --- | --- | --- | --- | --- |")
         for dataset in datasets:
@@ -172,7 +172,7 @@ def transfer(path: Path, model_path: Path, mapping: dict[str, str]) -> int:
             continue
         y = np.array([r["scores"][dim] for r in rows])
         pred = np.array([model.predict(r["features"])[0] for r in rows])
-        singles = signal_table([r["features"] for r in rows], y, docs)
+        singles = signal_table([r["features"] for r in rows], y.tolist(), docs)
         best = max(singles.items(), key=lambda kv: kv[1])
         low, high = bootstrap(pred, y, docs, 1000)
         print(f"{dim} (fit: {target}): fused {mean_group_spearman(pred, y, codes):.3f} [{low:.3f}, {high:.3f}] "

@@ -31,7 +31,7 @@ README_SOURCE = (
 README_OUTPUT = "The council approved a park on the old rail yard, with a playground and a garden."
 
 
-def items(count: int, shortest: bool = False) -> list[tuple[str, str, str]]:
+def items(count: int, shortest: bool = False) -> list[tuple[str, str | None, str]]:
     """The README example, then ``count`` SummEval items: the first in file order, or the shortest (article and
     summary together, as tests/integration/test_fused_server_llama.py picks them)."""
     from judgesdk.meta.bench import shortest as fewest_characters
@@ -120,7 +120,7 @@ def main() -> None:
                     results = judge.score_many([{"id": i, "source": s, "output": o} for i, s, o in pairs], criterion=criterion)
                     scores[(criterion, name)] = [r.score for r in results]
                     assert all(r.status == "ok" for r in results), [(r.status, r.notes) for r in results]
-            worst = max(abs(a - b) for c in ("coherence", "consistency") for a, b in zip(scores[(c, "local")], scores[(c, "server")]))
+            worst = max(abs(a - b) for c in ("coherence", "consistency") for a, b in zip(scores[(c, "local")], scores[(c, "server")]) if a is not None and b is not None)
             readme = {c: (scores[(c, "local")][0], scores[(c, "server")][0]) for c in ("coherence", "consistency")}
     finally:
         server.cleanup()

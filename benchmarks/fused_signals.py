@@ -31,7 +31,7 @@ from pathlib import Path
 
 from judgesdk.fused.signals import QUESTIONS, extract, features
 from judgesdk.meta.bench import item_of, select
-from judgesdk.meta.datasets import load_dataset, shared_data_dir
+from judgesdk.meta.datasets import HumanRecord, load_dataset, shared_data_dir
 from judgesdk.meta.natural import natural
 from judgesdk.providers.llamacpp import LlamaCppProvider
 
@@ -85,8 +85,8 @@ def main() -> int:
     ))  # fmt: skip
 
 
-async def run(  # type: ignore[no-untyped-def]
-    todo, path: Path, *, reference: bool, questions: bool, unconditional: bool = True, domain: str = "news", stop_at: datetime.datetime | None = None,
+async def run(
+    todo: list[HumanRecord], path: Path, *, reference: bool, questions: bool, unconditional: bool = True, domain: str = "news", stop_at: datetime.datetime | None = None,
 ) -> int:
     provider = LlamaCppProvider.from_options()
     started = time.perf_counter()
@@ -100,7 +100,7 @@ async def run(  # type: ignore[no-untyped-def]
             previous_doc = record.doc_id
             item = item_of(record)
             evidence = await extract(
-                provider, item, reference=reference, questions=QUESTIONS if questions else (), unconditional=unconditional,
+                provider, item, reference=reference, questions=tuple(QUESTIONS) if questions else (), unconditional=unconditional,
                 domain=domain, without_context=domain == "dialogue",
             )  # fmt: skip
             for kind, seconds in evidence.seconds.items():

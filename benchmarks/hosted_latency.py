@@ -32,9 +32,14 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from support.latency_server import completion  # noqa: E402  (the same canned geval answer as the tests' server)
+
+if TYPE_CHECKING:  # imported where used, at run time
+    from judgesdk.core.types import JudgeItem
+    from judgesdk.judging.judge import Judge
 
 # -- the server ------------------------------------------------------------------------------------
 
@@ -97,7 +102,7 @@ def start_server() -> tuple[subprocess.Popen, str]:
 # -- the client ------------------------------------------------------------------------------------
 
 
-def hosted_judge(base_url: str, concurrency: int, clients: int | None = None):  # type: ignore[no-untyped-def]
+def hosted_judge(base_url: str, concurrency: int, clients: int | None = None) -> Judge:
     """A judge from config, as a user would build it: coalescing over retry over the rate limit
     (``max_concurrency = C``, a pool of ``clients`` SDK clients) over the OpenAI adapter; no cache."""
     from judgesdk.judging.judge import Judge
@@ -108,13 +113,13 @@ def hosted_judge(base_url: str, concurrency: int, clients: int | None = None):  
     return Judge.from_config({"providers": [provider], "cache": {"enabled": False}, "concurrency": concurrency})
 
 
-def items(n: int, tag: str) -> list:  # type: ignore[type-arg]
+def items(n: int, tag: str) -> list[JudgeItem]:
     from judgesdk.core.types import JudgeItem
 
     return [JudgeItem(output=f"Summary {tag}-{i}: the council approved the park.", source="The council met on Tuesday.") for i in range(n)]
 
 
-def recorded_requests(origin: str, judged: list, concurrency: int, clients: int | None) -> list[dict]:  # type: ignore[type-arg]
+def recorded_requests(origin: str, judged: list[JudgeItem], concurrency: int, clients: int | None) -> list[dict[str, Any]]:
     """The request bodies judgesdk sends for ``judged``, as the server received them (no latency), so the bare
     client's run sends the very same requests."""
     import urllib.request
@@ -158,7 +163,7 @@ def walls(origin: str, n: int, latency: float, concurrency: int, repeats: int, c
             "load": os.getloadavg()}  # fmt: skip
 
 
-async def bare_wall(origin: str, bodies: list[dict], latency: float, concurrency: int, clients: int) -> float:  # type: ignore[type-arg]
+async def bare_wall(origin: str, bodies: list[dict[str, Any]], latency: float, concurrency: int, clients: int) -> float:
     """``bodies`` from bare ``openai.AsyncOpenAI`` clients (round robin), C in flight: seconds."""
     import itertools
 
@@ -168,7 +173,7 @@ async def bare_wall(origin: str, bodies: list[dict], latency: float, concurrency
     turn = itertools.cycle(pool)
     gate = asyncio.Semaphore(concurrency)
 
-    async def one(body: dict) -> None:  # type: ignore[type-arg]
+    async def one(body: dict[str, Any]) -> None:
         async with gate:
             await next(turn).chat.completions.create(**body)
 

@@ -40,7 +40,9 @@ import json
 import os
 import statistics
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import partial
+from typing import Any
 
 from judgesdk.core.types import Criterion, JudgeItem
 from judgesdk.judging.judge import Judge
@@ -128,7 +130,7 @@ def interleave(records: list[HumanRecord]) -> list[HumanRecord]:
 # -- probes of the mechanisms (--probes) -----------------------------------------------------------
 
 
-def _llama(**context: object):  # type: ignore[no-untyped-def]
+def _llama(**context: object) -> Any:  # a llama_cpp.Llama (llama_cpp has no type information)
     """A raw Llama over the embedded model; ``context`` overrides context parameters (rebuilds the context)."""
     import llama_cpp
     from llama_cpp import _internals
@@ -142,7 +144,7 @@ def _llama(**context: object):  # type: ignore[no-untyped-def]
     return llm
 
 
-def _decode(llm, chunks: list[tuple[int, list[int], int]]) -> float:  # type: ignore[no-untyped-def]
+def _decode(llm: Any, chunks: list[tuple[int, list[int], int]]) -> float:
     """One decode of (sequence, tokens, first position) chunks, logits at each chunk's last token; seconds."""
     batch = llm._batch.batch
     n = 0
@@ -157,8 +159,8 @@ def _decode(llm, chunks: list[tuple[int, list[int], int]]) -> float:  # type: ig
     return time.perf_counter() - started
 
 
-def _median_ms(fn, repeats: int = 5) -> float:  # type: ignore[no-untyped-def]
-    times = []
+def _median_ms(fn: Callable[[], object], repeats: int = 5) -> float:
+    times: list[float] = []
     for _ in range(repeats):
         started = time.perf_counter()
         fn()
@@ -166,8 +168,15 @@ def _median_ms(fn, repeats: int = 5) -> float:  # type: ignore[no-untyped-def]
     return round(statistics.median(times) * 1000, 2)
 
 
+def _source(record: HumanRecord) -> str:
+    """The record's source document (every SummEval record has one)."""
+    if record.source is None:
+        raise ValueError(f"{record.doc_id}/{record.system_id}: no source")
+    return record.source
+
+
 def _texts(records: list[HumanRecord]) -> tuple[str, list[str]]:
-    return "Rate the output.\n<source>\n" + records[0].source + "\n</source>\n<output>\n", [
+    return "Rate the output.\n<source>\n" + _source(records[0]) + "\n</source>\n<output>\n", [
         r.output + "\n</output>\nScore (1-5): " for r in records[:16]
     ]
 
@@ -214,7 +223,7 @@ def probe_states(records: list[HumanRecord]) -> dict[str, object]:
 
     llm = _llama(n_seq_max=5, kv_unified=True)
     prefix_text, outputs = _texts(records)
-    prefixes = [llm.tokenize((prefix_text.replace(records[0].source, r.source)).encode(), add_bos=True, special=False)[:500]
+    prefixes = [llm.tokenize((prefix_text.replace(_source(records[0]), _source(r))).encode(), add_bos=True, special=False)[:500]
                 for r in records[::16][:4]]  # fmt: skip
     suffix = llm.tokenize(outputs[0].encode(), add_bos=False, special=False)
     base = prefixes[0]
@@ -273,7 +282,7 @@ def probe_parallel_suffixes(records: list[HumanRecord], sizes: tuple[int, ...] =
     return {"suffix_tokens": [len(t) for t in tails], **_sequential_vs_parallel(llm, prefix, tails, sizes)}
 
 
-def _sequential_vs_parallel(llm, prefix: list[int], tails: list[list[int]], sizes: tuple[int, ...]) -> dict[str, object]:  # type: ignore[no-untyped-def]
+def _sequential_vs_parallel(llm: Any, prefix: list[int], tails: list[list[int]], sizes: tuple[int, ...]) -> dict[str, object]:
     """Median ms of the first k ``tails`` after ``prefix``: one decode each in sequence 0, or one decode of k
     sequences that share the prefix's cells (``kv_cache_seq_cp``), the copies removed afterwards."""
     for start in range(0, len(prefix), llm.n_batch):
@@ -296,7 +305,7 @@ def _sequential_vs_parallel(llm, prefix: list[int], tails: list[list[int]], size
 
     out: dict[str, object] = {"prefix_tokens": n}
     for k in sizes:
-        seq_ms, par_ms = _median_ms(lambda k=k: sequential(k)), _median_ms(lambda k=k: parallel(k))
+        seq_ms, par_ms = _median_ms(partial(sequential, k)), _median_ms(partial(parallel, k))
         out[str(k)] = {"sequential_ms": seq_ms, "parallel_ms": par_ms, "speedup": round(seq_ms / par_ms, 2)}
     return out
 
@@ -365,8 +374,8 @@ def main() -> None:
         report["interleaved_lru"] = judged(mixed, crits, 1, args.template, n_gpu_layers=layers)
         report["interleaved_no_lru"] = judged(mixed, crits, 1, args.template, prefix_states=0, n_gpu_layers=layers)
     for phase in ("reuse_on", "reuse_on_one_at_a_time", "reuse_off", "interleaved_lru", "interleaved_no_lru"):
-        if phase in report:
-            report[phase].pop("scores")  # type: ignore[union-attr]
+        if isinstance(entry := report.get(phase), dict):  # judged()'s row
+            entry.pop("scores")
     report["load_end"] = load()
     print(json.dumps(report, indent=2))
 

@@ -1,7 +1,7 @@
 """Whether a local provider option moves scores (issue 28 item 5): the same SummEval summaries judged on the embedded
 model with the adapter's defaults and with one option changed at a time (n_batch, n_threads, n_threads_batch, n_ctx);
 the largest score difference from the defaults' run, per option. An option that moves no score on this run is
-declared answer-neutral in judgesdk/provider/neutral.py; one that moves any is part of the cache key.
+declared answer-neutral by the local adapter (ProviderSpec.answer_neutral in providers/llamacpp/spec.py); one that moves any is part of the cache key.
 
     python benchmarks/option_neutrality.py geval coherence,consistency 2     # METHOD CRITERIA DOCUMENTS
     python benchmarks/option_neutrality.py geval coherence,consistency 2 "n_ctx 2048,n_ctx 8192"   # ... [VARIANTS]
@@ -12,6 +12,7 @@ import json
 import sys
 import time
 
+from judgesdk import Criterion
 from judgesdk.judging.judge import Judge
 from judgesdk.meta.datasets import shared_data_dir
 from judgesdk.prompting.presets import criterion
@@ -28,12 +29,12 @@ VARIANTS = {
 }
 
 
-def run(items, method, crits, **opts):  # type: ignore[no-untyped-def]
+def run(items: list[dict[str, str]], method: str, crits: list[Criterion], **opts: object) -> tuple[dict[tuple[str | None, str], float | None], float]:
     prov = LlamaCppProvider(embedded_model_path(), model_name="gemma3-270m-q4_k_m", model_sha256=embedded_sha256(), **opts)
     started = time.perf_counter()
     with Judge(prov, method=method, concurrency=1) as judge:
         results = judge.score_many(items, criterion=crits if len(crits) > 1 else crits[0])
-    scores = {}
+    scores: dict[tuple[str | None, str], float | None] = {}
     for r in results:
         for name, part in (r.parts or {"": r}).items():
             scores[(r.item_id, name)] = part.score
@@ -44,7 +45,10 @@ def main() -> None:
     method = sys.argv[1]
     crits = [criterion("summeval", name) for name in sys.argv[2].split(",")]
     ndocs = int(sys.argv[3]) if len(sys.argv) > 3 else 2
-    rows = [json.loads(line) for line in (shared_data_dir() / "summeval.jsonl").read_text().splitlines()]
+    data = shared_data_dir()
+    if data is None:
+        sys.exit("shared data not found (../shared/data): nothing to measure")
+    rows = [json.loads(line) for line in (data / "summeval.jsonl").read_text().splitlines()]
     docs: list[str] = []
     for r in rows:
         if r["doc_id"] not in docs:

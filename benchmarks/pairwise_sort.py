@@ -125,7 +125,7 @@ def summarise(rows: dict[str, dict[str, list]]) -> dict[str, object]:
     return out
 
 
-def kept_interval(full: list, strategy: list) -> list[float] | None:  # type: ignore[type-arg]
+def kept_interval(full: list[float | None], strategy: list[float | None]) -> list[float] | None:
     """95 % bootstrap interval (BCa, 2,000 resamples of documents) of mean(strategy) / mean(full), the
     documents' two correlations resampled together; None with fewer than 3 documents where both exist."""
     pairs = [(f, s) for f, s in zip(full, strategy) if f is not None and s is not None]

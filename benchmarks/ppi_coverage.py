@@ -26,6 +26,8 @@ import json
 import sys
 import time
 from pathlib import Path
+from types import ModuleType
+from typing import Literal
 
 import numpy as np
 
@@ -33,6 +35,9 @@ from judgesdk.core.types import Scale
 from judgesdk.gate import draw_slice, ppi_mean
 from judgesdk.meta.datasets import dimensions, load_dataset, load_jsonl
 from judgesdk.meta.readers import load_predictions
+
+Method = Literal["cross-fit", "ppi++"]  # judgesdk.gate.ppi_mean's methods
+METHODS: dict[str, Method] = {"cross-fit": "cross-fit", "ppi++": "ppi++"}
 
 
 def judge_scores(args: argparse.Namespace) -> dict[tuple[str, str], float]:
@@ -59,8 +64,8 @@ def judge_scores(args: argparse.Namespace) -> dict[tuple[str, str], float]:
 
 
 def replicate(
-    human: np.ndarray, judge: np.ndarray, n: int, reps: int, seed: int, confidence: float, check: object | None,
-    method: str = "cross-fit", bounds: tuple[float, float] | None = None,
+    human: np.ndarray, judge: np.ndarray, n: int, reps: int, seed: int, confidence: float, check: ModuleType | None,
+    method: Method = "cross-fit", bounds: tuple[float, float] | None = None,
 ) -> dict:
     truth = float(human.mean())
     ids = [str(i) for i in range(len(human))]
@@ -132,9 +137,10 @@ def main(argv: list[str] | None = None) -> int:
         args.write_predictions.write_text(
             "".join(json.dumps({"doc_id": d, "system_id": s, "score": v}) + "\n" for (d, s), v in scores.items()), encoding="utf-8"
         )
-    methods = [m.strip() for m in args.methods.split(",") if m.strip()]
-    if not methods or any(m not in ("cross-fit", "ppi++") for m in methods):
+    names = [m.strip() for m in args.methods.split(",") if m.strip()]
+    if not names or any(m not in METHODS for m in names):
         parser.error(f"--methods takes cross-fit and/or ppi++, got {args.methods!r}")
+    methods = [METHODS[m] for m in names]
     low, _, high = args.scale.partition("-")
     bounds = (float(low), float(high))
     started = time.perf_counter()
@@ -147,8 +153,8 @@ def main(argv: list[str] | None = None) -> int:
         h, j = (np.array(v) for v in zip(*pairs))
         for method in methods:
             results[f"{dim} ({method})"] = replicate(h, j, args.n, args.reps, args.seed, args.confidence, check, method, bounds)
-    source = args.predictions or f"{args.signals} features.{args.feature}"
-    print(f"judge: {source}; human: {args.dataset or args.human}; n = {args.n} labels per slice, {args.reps} slices, "
+    judged_by = args.predictions or f"{args.signals} features.{args.feature}"
+    print(f"judge: {judged_by}; human: {args.dataset or args.human}; n = {args.n} labels per slice, {args.reps} slices, "
           f"{args.confidence:.0%} intervals, seed {args.seed}, cross-fit bounded by {args.scale} ({time.perf_counter() - started:.1f}s)")
     print("| dimension | items | r(judge, human) | coverage corrected | coverage human-only | Monte Carlo s.e. | judge-only covers | "
           "median width corrected | median width human-only | ratio | median lambda | median effective labels |")

@@ -42,7 +42,8 @@ import numpy as np
 from judgesdk.core.types import Criterion, JudgeResult, Scale
 from judgesdk.gate import CriterionRun, GateRun, HumanLabels, PPICILowerGate, decide, draw_slice, load_gate_config, ppi_mean
 from judgesdk.meta.datasets import load_dataset
-from judgesdk.stats.ppi import ppi_lambdas_left_out, proportion_interval
+from judgesdk.stats.intervals import proportion_interval
+from judgesdk.stats.ppi import ppi_lambdas_left_out
 
 CRITERIA = ("consistency", "fluency")
 QUALITIES = (0.3, 0.6, 0.9)
@@ -77,7 +78,8 @@ def _cell(h: np.ndarray, base: np.ndarray, n: int, reps: range) -> dict:
     truth = float(h.mean())
     variants = {(b, s): a * (base + b) + c for b in BIASES for s, (a, c) in SCALES.items()}
     hits = {k: 0 for k in variants}
-    hits_human, widths, human_widths = 0, {k: [] for k in variants}, []
+    hits_human, human_widths = 0, []
+    widths: dict[tuple[float, str], list[float]] = {k: [] for k in variants}
     shift_diff, rescale_moved, rescale_moved_clipped = 0.0, 0, 0
     for mask in _masks(len(h), n, reps):
         y = h[mask]
@@ -296,9 +298,9 @@ def main(argv: list[str] | None = None) -> int:
         print("| --- | --- | --- | " + " | ".join("---" for _ in sizes) + " |")
         for dim, threshold in PASS_RULES:
             for r in QUALITIES:
-                cells = [out[(dim, threshold, r, n)] for n in sizes]
-                print(f"| {dim} >= {threshold:g} | {cells[0]['truth']:.3f} | {r} (pass/fail r = {cells[0]['r']:.2f}) | "
-                      + " | ".join(f"{c['coverage']:.3f} ({c['median_width']:.3f})" for c in cells) + " |")
+                row = [out[(dim, threshold, r, n)] for n in sizes]
+                print(f"| {dim} >= {threshold:g} | {row[0]['truth']:.3f} | {r} (pass/fail r = {row[0]['r']:.2f}) | "
+                      + " | ".join(f"{c['coverage']:.3f} ({c['median_width']:.3f})" for c in row) + " |")
         pooled = [v["coverage"] for v in out.values()]
         print(f"\nOver the {len(pooled)} pass-rate cells: mean coverage {np.mean(pooled):.3f}, lowest {min(pooled):.3f}.")
         report["pass_rate"] = {"|".join(map(str, k)): v for k, v in out.items()}

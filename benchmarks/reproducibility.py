@@ -12,20 +12,25 @@ from __future__ import annotations
 import json
 import sys
 import time
+from typing import Any
 
+from judgesdk import Criterion
 from judgesdk.judging.judge import Judge
 from judgesdk.meta.datasets import shared_data_dir
 from judgesdk.prompting.presets import criterion
 from judgesdk.providers.llamacpp import LlamaCppProvider, embedded_model_path, embedded_sha256
 
 
-def run(items, method, crits, conc, order, template, **opts):  # type: ignore[no-untyped-def]
+def run(
+    items: list[dict[str, str]], method: str, crits: list[Criterion], conc: int, order: str, template: str | None, **opts: object
+) -> tuple[dict[tuple[str | None, str], float | None], float, Any]:
     prov = LlamaCppProvider(embedded_model_path(), model_name="gemma3-270m-q4_k_m", model_sha256=embedded_sha256(), **opts)
     seq = items if order == "fwd" else items[::-1]
     t = time.perf_counter()
-    with Judge(prov, method=method, concurrency=conc, **({"template": template} if template else {})) as j:
+    chosen: dict[str, Any] = {"template": template} if template else {}
+    with Judge(prov, method=method, concurrency=conc, **chosen) as j:
         res = j.score_many(seq, criterion=crits if len(crits) > 1 else crits[0])
-    scores = {}
+    scores: dict[tuple[str | None, str], float | None] = {}
     for r in res:
         for name, part in (r.parts or {"": r}).items():
             scores[(r.item_id, name)] = part.score
@@ -37,7 +42,10 @@ def main() -> None:
     crits = [criterion("summeval", name) for name in sys.argv[2].split(",")]
     ndocs = int(sys.argv[3]) if len(sys.argv) > 3 else 2
     template = sys.argv[4] if len(sys.argv) > 4 else None
-    rows = [json.loads(line) for line in (shared_data_dir() / "summeval.jsonl").read_text().splitlines()]
+    data = shared_data_dir()
+    if data is None:
+        sys.exit("shared data not found (../shared/data): nothing to measure")
+    rows = [json.loads(line) for line in (data / "summeval.jsonl").read_text().splitlines()]
     docs: list[str] = []
     for r in rows:
         if r["doc_id"] not in docs:
@@ -46,7 +54,7 @@ def main() -> None:
     items = [{"id": f'{r["doc_id"][-8:]}:{r["system_id"]}', "output": r["output"], "source": r["source"]} for r in rows if r["doc_id"] in chosen]
     items = [it for it in items if it["id"].split(":")[1] in ("M11", "M13", "M1", "M14", "M15", "M8")]
 
-    modes = {
+    modes: dict[str, tuple[int, str, dict[str, object]]] = {
         "c1": (1, "fwd", {}),
         "c4": (4, "fwd", {}),
         "c4rev": (4, "rev", {}),
@@ -60,7 +68,7 @@ def main() -> None:
         print(f"{name}: {dt:.1f}s, {counters.tokens_evaluated} tokens evaluated, {counters.batched_requests} requests in parallel decodes", flush=True)
     base = out["c1"]
     for name, sc in out.items():
-        diffs = [abs(sc[k] - base[k]) for k in base if sc[k] is not None and base[k] is not None]
+        diffs = [abs(a - b) for k in base if (a := sc[k]) is not None and (b := base[k]) is not None]
         print(name, "max |diff| vs c1:", f"{max(diffs):.4f}", "n", len(diffs))
 
 

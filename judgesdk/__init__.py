@@ -35,8 +35,8 @@ from the floors for the import paths users write, and nothing inside a folder im
 from __future__ import annotations
 
 # First, before anything that imports numpy: on a GPU build of llama-cpp-python, llama.cpp's libraries must load
-# before the C++ runtime numpy brings, or loading a model crashes the process (judgesdk.providers._load_order).
-from judgesdk.providers._load_order import load_llama_first as _load_llama_first
+# before the C++ runtime numpy brings, or loading a model crashes the process (judgesdk.providers.llamacpp.load_order).
+from judgesdk.providers.llamacpp.load_order import load_llama_first as _load_llama_first
 
 _load_llama_first()
 

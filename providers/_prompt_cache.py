@@ -22,6 +22,17 @@ from typing import Any
 
 Content = str | list[dict[str, Any]]
 
+_SAME_ANSWER = (
+    "marks a prompt block for Anthropic's prompt cache, which serves the exact same prefix computation; the request's "
+    "text, model and sampling are unchanged, and Anthropic documents cached and uncached prompts as answered alike"
+)
+# the options of an adapter that marks prompts (``prompt_cache``, ``prompt_cache_min_chars``) cannot change an answer:
+# each adapter's ProviderSpec.answer_neutral includes these, with the reason
+ANSWER_NEUTRAL: dict[str, str] = {
+    "prompt_cache": _SAME_ANSWER,
+    "prompt_cache_min_chars": _SAME_ANSWER + "; this is the shortest block marked",
+}
+
 
 class PromptCachePlanner:
     """Where the shared leading part of a prompt ends, learned from recent prompts (see the module docstring)."""

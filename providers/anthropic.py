@@ -14,12 +14,11 @@ import time
 from typing import Any
 
 from judgesdk.core.errors import CapabilityError, PermanentError
-from judgesdk.provider.pricing import ANTHROPIC_CACHE_READ, ANTHROPIC_CACHE_WRITE
 from judgesdk.provider.protocol import Capabilities, Choice, GenerateRequest, GenerateResponse, Message, Usage, runtime
 from judgesdk.provider.registry import Pricing, ProviderOptions, ProviderSettings, ProviderSpec
 from judgesdk.provider.urls import redact_url
 
-from ._prompt_cache import PromptCachePlanner, cache_marked
+from ._prompt_cache import ANSWER_NEUTRAL, PromptCachePlanner, cache_marked
 from ._sdk import check_length, classify, json_kind, malformed, no_redirects, own_endpoint, vendor_key, within
 
 try:
@@ -28,6 +27,9 @@ except ImportError:  # pragma: no cover - exercised only without the extra
     anthropic = None  # type: ignore[assignment]
 
 DEFAULT_CAPABILITIES = Capabilities(prefill=True)
+# Anthropic's prompt-cache prices as multiples of the input price (5-minute TTL), for a price source that gives none;
+# a Claude model priced through another kind gets them too (judgesdk.provider.pricing: its map entry names "anthropic")
+CACHE_WRITE, CACHE_READ = 1.25, 0.1
 
 
 def sampling_body(request: GenerateRequest) -> dict[str, float]:
@@ -192,6 +194,9 @@ PROVIDER = ProviderSpec(
     options=AnthropicOptions,
     build=_build,
     capabilities=DEFAULT_CAPABILITIES,
-    pricing=Pricing(cache_write=ANTHROPIC_CACHE_WRITE, cache_read=ANTHROPIC_CACHE_READ),
+    pricing=Pricing(cache_write=CACHE_WRITE, cache_read=CACHE_READ),
     default_model="claude-3-5-haiku-latest",
+    answer_neutral=ANSWER_NEUTRAL,
+    detect_env="ANTHROPIC_API_KEY",  # the detected chain: after OpenAI's key, before the local model
+    detect_order=20,
 )

@@ -20,7 +20,7 @@ from judgesdk.provider.protocol import Capabilities, Choice, GenerateRequest, Ge
 from judgesdk.provider.registry import ProviderOptions, ProviderSettings, ProviderSpec
 from judgesdk.provider.urls import redact_url
 
-from ._prompt_cache import PromptCachePlanner, cache_marked
+from ._prompt_cache import ANSWER_NEUTRAL, PromptCachePlanner, cache_marked
 from ._sdk import PLACEHOLDER_KEY, answer_choices, chat_logprob_tokens, chat_usage, check_length, classify, field, own_endpoint, within
 from .litellm_decisions import LiteLLMDecisionsProvider
 
@@ -194,7 +194,8 @@ class LiteLLMOptions(ProviderOptions):
 def _build(settings: ProviderSettings, options: LiteLLMOptions) -> LiteLLMProvider:
     if settings.api in ("decisions", "systemone"):  # litellm.adecisions / litellm.asystemone (providers/litellm_decisions.py)
         return LiteLLMDecisionsProvider(  # type: ignore[return-value]
-            settings.model, api=settings.api, base_url=settings.base_url, api_key=settings.api_key(), timeout_s=settings.timeout_s,
+            settings.model, api="systemone" if settings.api == "systemone" else "decisions", base_url=settings.base_url,
+            api_key=settings.api_key(), timeout_s=settings.timeout_s,
             capabilities=settings.capabilities,
         )  # fmt: skip
     return LiteLLMProvider(
@@ -210,4 +211,12 @@ PROVIDER = ProviderSpec(
     capabilities=lambda settings: (
         Capabilities(decisions=True, max_questions=128) if settings.api in ("decisions", "systemone") else detect_capabilities(settings.model)
     ),
+    apis=("chat", "decisions", "systemone"),  # completion, litellm.adecisions, litellm.asystemone
+    answer_neutral={
+        **ANSWER_NEUTRAL,
+        "drop_params": (
+            "decides only whether a parameter the backend does not take is dropped or refused: refused, the request fails "
+            "(nothing is cached); dropped, the answer is the one the backend gives anyway (a dropped logprobs is noted)"
+        ),
+    },
 )

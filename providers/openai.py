@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from judgesdk.core.errors import CapabilityError, ConfigError, PermanentError, ProviderError, TransientError
+from judgesdk.core.errors import CapabilityError, PermanentError, ProviderError, TransientError
 from judgesdk.provider.protocol import (
     Capabilities,
     Choice,
@@ -352,10 +352,8 @@ def _build(settings: ProviderSettings, options: OpenAIOptions) -> OpenAIProvider
         return OpenAIDecisionsProvider(  # type: ignore[return-value]
             settings.model, base_url=settings.base_url, api_key=settings.api_key(), timeout_s=settings.timeout_s, capabilities=settings.capabilities
         )
-    if settings.api == "systemone":
-        raise ConfigError("api = 'systemone' is not an OpenAI API: use kind = 'systemone' (any System One server) or kind = 'litellm'")
-    return OpenAIProvider(
-        settings.model, base_url=settings.base_url, api_key=settings.api_key(), api=settings.api,
+    return OpenAIProvider(  # "chat" or "completions": the spec refused any api it does not list
+        settings.model, base_url=settings.base_url, api_key=settings.api_key(), api="completions" if settings.api == "completions" else "chat",
         timeout_s=settings.timeout_s, capabilities=settings.capabilities, model_sha256=options.model_sha256,
     )  # fmt: skip
 
@@ -366,4 +364,7 @@ PROVIDER = ProviderSpec(
     build=_build,
     capabilities=lambda settings: default_capabilities(settings.api),
     default_model="gpt-4o-mini",
+    apis=("chat", "completions", "decisions"),  # /chat/completions, /completions (echo), /v1/decisions
+    detect_env="OPENAI_API_KEY",  # the detected chain: first, where its key is set
+    detect_order=10,
 )

@@ -20,7 +20,7 @@ settings = dict(
 if body.startswith("pure"):
     import llama_cpp
 
-    out = {}
+    out: dict[str, int] = {}
 
     def load():
         llm = llama_cpp.Llama(**settings)
@@ -52,4 +52,5 @@ else:
         used = judge.provider(0)
         while hasattr(used, "inner"):
             used = used.inner
+        assert hasattr(used, "device"), used  # the local adapter at the bottom of the stack
     print(json.dumps({"ok": r.status == "ok", "status": r.status, "score": r.score, "device": used.device}))

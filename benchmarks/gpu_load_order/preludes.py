@@ -1,7 +1,7 @@
 """What each probe case runs first in its process (``sitecustomize.py`` executes ``PRELUDES[$PROBE_PRELUDE]``).
 
 The order of imports is what the probe varies: on a CUDA build, loading a model crashed whenever numpy (and with
-it the C++ runtime) was loaded before llama_cpp (``providers/_load_order.py``)."""
+it the C++ runtime) was loaded before llama_cpp (``providers/llamacpp/load_order.py``)."""
 
 PRELUDES = {
     "none": "",

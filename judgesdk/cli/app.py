@@ -5,8 +5,8 @@ Exit codes: one table, :class:`judgesdk.core.exits.ExitCode` (0 done, 1 a gate f
 2 some items could not be judged or a gate is inconclusive, 3 usage or configuration error, 130 interrupted with
 the finished results kept).
 
-This module is the entry point (:func:`main`): it assembles the parser, turns input and configuration errors
-into exit code 3, sets up ``-v``, and holds the two small commands, ``bench`` and ``cache``. The others
+This module is the entry point (:func:`main`): it assembles the parser (a :class:`judgesdk.cli.usage.CommandParser`,
+whose usage errors are one line and exit 3), turns input and configuration errors into exit code 3, sets up ``-v``, and holds the two small commands, ``bench`` and ``cache``. The others
 live with their kin and register themselves: ``score`` (:mod:`judgesdk.cli.score`), ``compare`` and
 ``rank`` (:mod:`judgesdk.cli.compare`), ``meta-eval`` (:mod:`judgesdk.cli.meta_eval`), ``gate``,
 ``label-slice`` and ``calibrate`` (:mod:`judgesdk.cli.gate`), ``card`` (:mod:`judgesdk.cli.card`), ``diff`` (:mod:`judgesdk.cli.diff`), ``view`` (:mod:`judgesdk.cli.view`), ``serve`` (:mod:`judgesdk.cli.serve`). Each command imports what it runs only when
@@ -28,6 +28,7 @@ from typing import Any
 from judgesdk.cli import compare as compare_cli
 from judgesdk.cli import diff as diff_cli
 from judgesdk.cli import score as score_cli
+from judgesdk.cli.usage import CommandParser, UsageExit
 from judgesdk.core.errors import ConfigError, InputError, JudgeSDKError
 from judgesdk.core.exits import ExitCode
 from judgesdk.judging.runner import Interrupted
@@ -35,7 +36,10 @@ from judgesdk.judging.runner import Interrupted
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except UsageExit:  # an unknown option, a missing argument, a bad value: said in one line (judgesdk.cli.usage)
+        return ExitCode.USAGE
     if not hasattr(args, "func"):
         parser.print_help()
         return ExitCode.USAGE
@@ -168,7 +172,7 @@ def _accept_verbose(parser: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="judgesdk", description="Judge generated text with language models.")
+    parser = CommandParser(prog="judgesdk", description="Judge generated text with language models.")
     parser.add_argument("-v", "--verbose", action="store_true", help=VERBOSE_HELP)
     commands = parser.add_subparsers(metavar="COMMAND")
     score_cli.register(commands)

@@ -335,16 +335,17 @@ def _identity(config: Any, rows_dir: Sequence[Path], adapters: Any = None) -> tu
         if found:
             return found, "the provider's identity (judgesdk.provider.protocol.identity_of)"
     for path in rows_dir:
-        rows = read_results(path).raw
+        rows = read_results(path).rows
         for row in reversed(rows):
-            served = (row.get("provenance") or {}).get("served") if isinstance(row.get("provenance"), dict) else None
+            provenance = row.passed("provenance")  # untyped by the schema: checked here
+            served = (provenance or {}).get("served") if isinstance(provenance, dict) else None
             if isinstance(served, dict):
                 for key in ("model_sha256", "model"):
                     if served.get(key):
                         return str(served[key]), f"the rows' provenance.served.{key}"
     for path in rows_dir:
-        rows = read_results(path).raw
-        models = sorted({str(r["model"]) for r in rows if r.get("model")})
+        rows = read_results(path).rows
+        models = sorted({str(r.passed("model")) for r in rows if r.passed("model")})
         if models:
             return ", ".join(models), "the model id the rows name (no hash recorded)"
     return "", ""
@@ -376,7 +377,7 @@ def _notes(method: str, sections: Sequence[Any], dataset: str = "") -> list[str]
     notes = []
     fitted_here = [
         s.criterion for s in sections
-        if dataset and any(f"fitted on {dataset} " in str(r.get("method_reason") or "") for r in read_results(s.results_file).raw[:50])
+        if dataset and any(f"fitted on {dataset} " in str(r.passed("method_reason") or "") for r in read_results(s.results_file).rows[:50])
     ]  # fmt: skip
     if fitted_here:
         notes.append(
@@ -463,10 +464,13 @@ def run_card(args: argparse.Namespace, *, adapters: Sequence[Any] | None = None)
         sdk = "unknown"
     options: dict[str, Any] = {}
     if config is not None:
+        from judgesdk.scorers import is_method, method_spec
+
+        samples = is_method(method) and method_spec(method).samples  # its score is a mean over sampled answers
         options = {k: v for k, v in {
             "template": config.template, "dataset": config.dataset, **config.method_options,
-            "samples": config.estimation.samples if method == "sampling" or args.samples else None,
-            "temperature": config.estimation.temperature if method == "sampling" else None,
+            "samples": config.estimation.samples if samples or args.samples else None,
+            "temperature": config.estimation.temperature if samples else None,
             "strategy": args.strategy if method == PAIRWISE else None, "budget": args.budget if method == PAIRWISE and args.strategy != "full" else None,
         }.items() if v is not None}  # fmt: skip
     dataset = args.dataset or next((r.dataset for r in records if r.dataset), "")

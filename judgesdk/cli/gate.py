@@ -79,29 +79,30 @@ def run_label_slice(args: argparse.Namespace) -> int:
 
     from judgesdk.gate.render import check_output, write_output
     from judgesdk.gate.slice import draw_slice, join_slice, plan_labels
-    from judgesdk.records import latest, read_results
+    from judgesdk.records import read_results
     from judgesdk.records.labels import read_labels
 
     if args.output is not None:
         check_output(args.output, "-o", "slice-labels.jsonl")
-    rows = read_results(args.results).raw
+    read = read_results(args.results)
+    rows = read.rows
     if args.n is not None:
-        ids = draw_slice((str(r["id"]) for r in rows), args.n, args.seed)
+        ids = draw_slice((str(r.id) for r in rows), args.n, args.seed)
         text = "".join(json.dumps({"id": i, "label": None}) + "\n" for i in ids)
         if args.output is None:
             sys.stdout.write(text)
         else:
             write_output(args.output, text, "-o")
-        n_items = len({str(r["id"]) for r in rows})
+        n_items = len({str(r.id) for r in rows})
         where = f" to {args.output}" if args.output else ""
         print(f"drew {len(ids)} of {n_items} items (seed {args.seed}){where}: fill in each label on the human scale", file=sys.stderr)
-        return 0
+        return ExitCode.OK
     if args.half_width is None:
         raise InputError("--pilot plans a slice size for an interval: give its half-width with --half-width (e.g. 0.1)")
-    criteria = sorted({str(r["criterion"]) for r in rows if r.get("criterion") is not None})
+    criteria = sorted({r.criterion for r in rows if r.criterion is not None})
     if args.criterion is None and len(criteria) > 1:
         raise InputError(f"{args.results} holds results for {', '.join(criteria)}: choose one with --criterion")
-    scores = {key: float(r["score"]) for key, r in latest(rows, None, args.criterion).items() if isinstance(r.get("score"), (int, float))}
+    scores = {key: r.score for key, r in read.latest(None, args.criterion).items() if r.score is not None}
     pilot = join_slice(read_labels(args.pilot), scores, list(scores), min_labels=1)
     plan = plan_labels(pilot.human, pilot.judge, list(scores.values()), args.half_width, confidence=args.confidence)
     print(plan.model_dump_json(indent=2))
@@ -115,7 +116,7 @@ def run_label_slice(args: argparse.Namespace) -> int:
         f"(pilot of {plan.n_pilot}: label sd {plan.sd_human:.3f}, judge-human correlation {plan.correlation:.2f})",
         file=sys.stderr,
     )
-    return 0
+    return ExitCode.OK
 
 
 def _add_calibrate(subparsers: Any) -> None:
@@ -182,7 +183,7 @@ def _estimate_gate(args: argparse.Namespace, config: Any) -> int:
         print(found.model_dump_json(indent=2))
     else:
         Console(soft_wrap=False).print(table(found, title="judgesdk gate --estimate (no model called)"))
-    return 0
+    return ExitCode.OK
 
 
 def run_calibrate(args: argparse.Namespace) -> int:
@@ -213,7 +214,7 @@ def run_calibrate(args: argparse.Namespace) -> int:
     )
     print(fit.model_dump_json(indent=2))
     print(f"saved {output}", file=sys.stderr)
-    return 0
+    return ExitCode.OK
 
 
 def _run_fused_refit(args: argparse.Namespace) -> int:
@@ -243,4 +244,4 @@ def _run_fused_refit(args: argparse.Namespace) -> int:
         print(f"fused ({model.variant}): cross-validated {model.cv} using {model.choice}")
     print("each signal alone: " + ", ".join(f"{k} {v:+.3f}" for k, v in sorted(done.signals.items(), key=lambda kv: -abs(kv[1]))))
     print(f"saved {output}: set method_options.fused_model = \"{output}\" in the judge config", file=sys.stderr)
-    return 0
+    return ExitCode.OK

@@ -5,6 +5,7 @@
   and what comes back (:class:`JudgeResult`, :class:`LabelDistribution`, :class:`Usage`).
 * :mod:`~judgesdk.core.provenance`: what produced a verdict (:class:`Provenance`) and how two differ.
 * :mod:`~judgesdk.core.faces`: package faces that load their names on first use.
+* :mod:`~judgesdk.core.exits`: the process exit codes, one table for every command (and the gate's verdict).
 
 May import: nothing of judgesdk (pydantic and the standard library only).
 """

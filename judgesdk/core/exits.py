@@ -12,9 +12,15 @@ code   name                when
                            files: an empty file, other criteria, other items; one line says which)
 3      ``USAGE``           bad input, usage or configuration: one line says what to fix; nothing was judged
                            unless the line says otherwise (a results file with a line that is not a
-                           whole JSON row, for every command that compares or decides on it)
+                           whole JSON row, for every command that compares or decides on it); also
+                           every command-line usage error (an unknown option, with the nearest real
+                           one; a missing argument; a value of the wrong type or not among the choices;
+                           an unknown command), where argparse alone would exit 2
 130    ``INTERRUPTED``     Ctrl-C: finished results were kept, and the same command resumes
 =====  ==================  ===============================================================================
+
+Scripts (CI) read these numbers, so they never change; a command returns a member of :class:`ExitCode`, never a
+literal number (tests/cli/test_cli_returns.py).
 """
 
 from __future__ import annotations
@@ -25,6 +31,8 @@ __all__ = ["ExitCode"]
 
 
 class ExitCode(IntEnum):
+    """A process exit code of the table above (an :class:`int`, so ``sys.exit`` and ``==`` take it as one)."""
+
     OK = 0
     FAILED = 1
     INCOMPLETE = 2

@@ -12,6 +12,8 @@
 
 Nothing here imports Ray until a run starts: the names below load their module on first use.
 
+Also here: :mod:`~judgesdk.distributed.batches`, what runs inside a Ray actor (one judge per actor, called on batches of items).
+
 May import: every floor up to :mod:`judgesdk.judging` (:mod:`judgesdk.core`, :mod:`judgesdk.provider`,
 :mod:`judgesdk.records`, :mod:`judgesdk.judging`...).
 """

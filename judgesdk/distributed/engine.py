@@ -25,6 +25,7 @@ from judgesdk.distributed.output import compact, final_ids, latest_rows, read_fo
 from judgesdk.judging.judge_config import JudgeConfig, ask_for, load_config
 from judgesdk.provider.layers.ratelimit import RateLimitConfig
 from judgesdk.provider.protocol import Provider
+from judgesdk.provider.registry import provider_spec
 from judgesdk.records import read_items
 
 
@@ -174,12 +175,14 @@ def _without_buckets(config: JudgeConfig) -> JudgeConfig:
 def threads_per_actor(config: JudgeConfig, num_cpus: float) -> JudgeConfig:
     """``config`` with each local provider that sets no ``n_threads`` given the actor's share, ``num_cpus``
     (at least 1). Left alone, llama.cpp takes every CPU of the node in every actor, and with one actor per
-    ``num_cpus`` CPUs a 16-core node ran 16 actors × 16 threads. ``n_threads`` is answer-neutral
-    (:mod:`judgesdk.provider.neutral`: one thread against both cores moved none of 24 scores), so rows and cache
-    keys are unchanged; an explicit ``n_threads`` is kept."""
+    ``num_cpus`` CPUs a 16-core node ran 16 actors × 16 threads. A local provider is one whose kind declares an
+    ``n_threads`` option answer-neutral (the local adapter's ``ProviderSpec.answer_neutral``: one thread against both
+    cores moved none of 24 scores), so rows and cache keys are unchanged; an explicit ``n_threads`` is kept."""
     threads = max(1, int(num_cpus))
     providers = [
-        p.model_copy(update={"options": {**p.options, "n_threads": threads}}) if p.kind == "local" and not p.options.get("n_threads") else p
+        p.model_copy(update={"options": {**p.options, "n_threads": threads}})
+        if not p.options.get("n_threads") and "n_threads" in provider_spec(p.kind).answer_neutral
+        else p
         for p in config.providers
     ]  # fmt: skip
     return config.model_copy(update={"providers": providers})

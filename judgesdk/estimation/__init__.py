@@ -5,6 +5,7 @@
 * :mod:`~judgesdk.estimation.distributions`: distributions from exact label log-probabilities, top-k
   logprobs, samples or one answer (pure functions; label spellings merged, coverage kept).
 * :mod:`~judgesdk.estimation.parsing`: the public judge-answer parser (scores, letters, verdicts).
+* :mod:`~judgesdk.estimation.choices`: which option an answer chooses (letters, verdict words), for the parser.
 * :mod:`~judgesdk.estimation.grammars`: answer formats as GBNF grammars, and the one repair of an answer.
 
 May import: :mod:`judgesdk.core`, :mod:`judgesdk.provider`, :mod:`judgesdk.prompting`.

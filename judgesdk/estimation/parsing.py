@@ -64,31 +64,14 @@ Rules for numeric (Likert) scales, applied in order
 
 Letter scales (``Scale.letters``: A-E standing for 1-5, 001's MCQ) and any other label set
 ("Yes"/"No") are read with :func:`parse_choice`; the value is the chosen label's value. A lone
-letter outside the scale ("F" on A-E) is ``out_of_range``.
-
-Rules of ``parse_choice(text, options)`` (case-insensitive), first that applies wins
------------------------------------------------------------------------------------
-
-1. the whole answer is an option ("B", "**Yes**", "[[A]]", "Tie.");
-2. an explicit marker names one: "Answer: B", "My choice is (C)", "Verdict: Better", "I choose A";
-   the last marker wins;
-3. a line that is only an option ("...reasoning...\\n\\nB"); the last such line wins;
-4. the first token is an option: "B) ...", "(B) ...", "B: ...", "B. ..." for letters (a letter must
-   be followed by ")", ":", "." or the end, so the article "A good summary" is not read as A),
-   "No, the summary ..." for words (a word must be followed by punctuation or the end, so "yes
-   and no" is not read as Yes);
-5. exactly one distinct option appears in parentheses ("... so (B) is better");
-6. for word options, exactly one distinct option occurs as a word, ignoring negated ones ("not
-   worse"); letters are never scanned from running text.
-
-Anything else returns ``None``: an unclear answer is not a choice.
+letter outside the scale ("F" on A-E) is ``out_of_range``. The rules of :func:`parse_choice` are in
+:mod:`judgesdk.estimation.choices` (re-exported here, the one import for both).
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -96,6 +79,7 @@ from pydantic import BaseModel, ConfigDict, model_validator
 
 from judgesdk.core.errors import InputError
 from judgesdk.core.types import Scale
+from judgesdk.estimation.choices import parse_choice, strip_markdown
 
 __all__ = ["ParsedScore", "ParseStatus", "parse_choice", "parse_score"]
 
@@ -166,7 +150,6 @@ _MARKER_BREAKERS = frozenset(
 _HYPOTHETICAL = frozenset("could might if not never cannot unless".split())  # "...it could score a 5"
 _FIELD = re.compile(r"[ \t>*\-#]*[A-Za-z][A-Za-z ]{0,30}[*_]*\s*[:=]\s*[*_]*\s*")
 _SENTENCE_END = re.compile(r"[.!?](?:\s|$)|\n\s*\n")
-_MARKDOWN = re.compile(r"[*_`]+")
 
 
 @dataclass(frozen=True)
@@ -365,32 +348,13 @@ def parse_score(text: str, scale: Scale) -> ParsedScore:
     return ParsedScore(value=_to_value(chosen.value, scale, numbers), label=label, status="ok", span=span)
 
 
-def parse_choice(text: str, options: Sequence[str]) -> str | None:
-    """Return the option (as spelled in ``options``) that ``text`` chooses, or None when unclear.
-
-    Works for label words ("Better"/"Worse"/"Similar", "Yes"/"No", "A"/"B"/"tie") and letters
-    (MCQ "A".."E"); matching is case-insensitive. Rules in the module docstring.
-    """
-    if not isinstance(text, str):
-        raise InputError(f"parse_choice needs the judge's answer as a string, got {type(text).__name__}")
-    opts = [o for o in options if o.strip()]
-    if not opts:
-        raise InputError("parse_choice needs at least one non-empty option, e.g. ['Yes', 'No']")
-    clean = _MARKDOWN.sub("", text).strip()
-    for rule in (_whole, _explicit, _lone_line, _first_token, _parenthesised, _scan_words):
-        found = rule(clean, opts)
-        if found is not None:
-            return found
-    return None
-
-
 # --------------------------------------------------------------------------------------------
 # Helpers
 # --------------------------------------------------------------------------------------------
 
 
 def _strip_decoration(text: str) -> str:
-    return _MARKDOWN.sub("", text).strip().strip("[](){}\"'.,;:!").strip()
+    return strip_markdown(text).strip().strip("[](){}\"'.,;:!").strip()
 
 
 def _fraction_end(text: str, cand: _Candidate) -> int:
@@ -435,7 +399,7 @@ def _stray_letter(text: str, scale: Scale) -> str | None:
     """A lone capital letter given as the answer but not on a letter scale ("F" on A-E)."""
     if not all(len(label) == 1 and label.isalpha() for label in scale.labels):
         return None
-    clean = _MARKDOWN.sub("", text).strip()
+    clean = strip_markdown(text).strip()
     m = re.fullmatch(r"[\[(]*([A-Z])[\])]*[.:]?", clean) or re.match(
         r"(?:\(([A-Z])\)|([A-Z])[):.](?:\s|$))", clean
     )
@@ -443,64 +407,3 @@ def _stray_letter(text: str, scale: Scale) -> str | None:
         m = re.search(r"\banswer\s*(?:is)?\s*[:=]?\s*\(?([A-Z])\)?(?!\w)", clean, re.IGNORECASE)
     letter = next((g for g in (m.groups() if m else ()) if g), None)
     return letter if letter and letter.upper() not in {lab.upper() for lab in scale.labels} else None
-
-
-def _option_pattern(opts: list[str]) -> str:
-    return "|".join(re.escape(o) for o in sorted(opts, key=len, reverse=True))
-
-
-def _canonical(found: str, opts: list[str]) -> str:
-    return next(o for o in opts if o.lower() == found.lower())
-
-
-def _whole(clean: str, opts: list[str]) -> str | None:
-    core = clean.strip().strip("[](){}\"'.,;:!").strip()
-    return next((o for o in opts if o.lower() == core.lower()), None)
-
-
-_EXPLICIT = (
-    r"\b(?:final\s+)?(?:answer|choice|option|verdict|decision|preference|judge?ment|selection|output|"
-    r"i\s+(?:choose|pick|select|prefer|would\s+choose|would\s+pick))\b"
-    r"(?:\s*\([^)]*\))?\s*(?:is|would\s+be|:|=|-)?\s*:?\s*(?:option\s+)?[\[(\"']*\s*({opts})\s*[\])\"']*(?![\w])"
-)
-
-
-def _explicit(clean: str, opts: list[str]) -> str | None:
-    pattern = re.compile(_EXPLICIT.replace("{opts}", _option_pattern(opts)), re.IGNORECASE)
-    found = [m.group(1) for m in pattern.finditer(clean)]
-    return _canonical(found[-1], opts) if found else None
-
-
-def _lone_line(clean: str, opts: list[str]) -> str | None:
-    hits = [o for line in clean.splitlines() if (o := _whole(line, opts)) is not None and line.strip()]
-    return hits[-1] if hits else None
-
-
-def _first_token(clean: str, opts: list[str]) -> str | None:
-    for opt in sorted(opts, key=len, reverse=True):
-        if len(opt) == 1:
-            pat = rf"[\[(]?\s*{re.escape(opt)}\s*(?:[\])]|[:.](?=\s|$)|$)"
-        else:
-            pat = rf"[\[(]?{re.escape(opt)}(?:[\])]|[,.:;!\n]|\s*$)"
-        if re.match(pat, clean, re.IGNORECASE):
-            return opt
-    return None
-
-
-def _parenthesised(clean: str, opts: list[str]) -> str | None:
-    pattern = re.compile(r"\(\s*(" + _option_pattern(opts) + r")\s*\)", re.IGNORECASE)
-    found = {_canonical(m.group(1), opts) for m in pattern.finditer(clean)}
-    return found.pop() if len(found) == 1 else None
-
-
-def _scan_words(clean: str, opts: list[str]) -> str | None:
-    words = [o for o in opts if len(o) > 1]
-    if not words:
-        return None
-    pattern = re.compile(r"(?<![\w])(" + _option_pattern(words) + r")(?![\w])", re.IGNORECASE)
-    found = set()
-    for m in pattern.finditer(clean):
-        if re.search(r"\b(?:not|no|never|isn't|n't)\s+(?:\w+\s+)?$", clean[max(0, m.start() - 20) : m.start()], re.IGNORECASE):
-            continue
-        found.add(_canonical(m.group(1), words))
-    return found.pop() if len(found) == 1 else None

@@ -60,6 +60,7 @@ from judgesdk.provider.registry import pricing
 from judgesdk.provider.settings import ProviderConfig
 from judgesdk.provider.stack import build_adapter
 from judgesdk.records import is_final, read_results
+from judgesdk.scorers import is_method, method_spec
 
 __all__ = [
     "CHARS_PER_TOKEN", "Beside", "Forecast", "PlanningProvider", "ProviderForecast", "ProviderSpend", "SpendMeter",
@@ -211,9 +212,10 @@ def _notes(count: ProviderForecast, config: JudgeConfig) -> list[str]:
         )
     if count.too_long:
         notes.append(f"{count.too_long} call(s) need more tokens than the local context holds: they would fail (raise n_ctx)")
-    if config.method in ("synthetic", "fusion"):
-        notes.append(f"{config.method}: later prompts embed generated texts (ladders, plans), counted at max_tokens each: an approximation")
-    if count.by_kind.get("generation") and config.method not in ("synthetic", "fusion"):
+    approximation = method_spec(config.method).forecast_approximation if is_method(config.method) else None
+    if approximation is not None:
+        notes.append(f"{config.method}: {approximation}")
+    if count.by_kind.get("generation") and approximation is None:
         notes.append("generated answers are assumed usable: no fallback to sampling (label coverage) and no grammar repair")
     if count.by_kind.get("decision"):
         notes.append("decision calls: prompt tokens are the input and questions as sent, with no output tokens (decision APIs bill none on gpt-6-luna)")

@@ -3,9 +3,9 @@
 The estimate's ``tokens evaluated`` is what the llama.cpp provider's ``counters.tokens_evaluated`` records
 after prefix reuse. :class:`KVReplay` repeats its KV-cache bookkeeping over the calls in arrival order, so
 that the source of a document is counted once when its outputs follow each other, as it is evaluated once.
-It follows ``providers/llamacpp_prefix.py`` and the request paths of ``providers/llamacpp.py`` /
-``llamacpp_labels.py``, and reads their rules (thresholds, alignment, padding, label paths) from the one place both
-take them, :mod:`judgesdk.providers.llamacpp_rules`, which needs neither llama-cpp-python nor NumPy: an estimate
+It follows ``providers/llamacpp/prefix.py`` and the request paths of ``providers/llamacpp/adapter.py`` /
+``labels.py``, and reads their rules (thresholds, alignment, padding, label paths) from the one place both
+take them, :mod:`judgesdk.providers.llamacpp.rules`, which needs neither llama-cpp-python nor NumPy: an estimate
 for a hosted API does without the ``local`` extra. Pure bookkeeping on integers.
 """
 
@@ -16,9 +16,9 @@ from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from judgesdk.providers import llamacpp_rules as rules
-from judgesdk.providers.llamacpp_rules import common, label_paths
-from judgesdk.providers.llamacpp_rules import shared as shared_prefix
+from judgesdk.providers.llamacpp import rules
+from judgesdk.providers.llamacpp.rules import common, label_paths
+from judgesdk.providers.llamacpp.rules import shared as shared_prefix
 
 __all__ = ["KVReplay", "label_paths", "local_settings"]
 
@@ -26,9 +26,9 @@ __all__ = ["KVReplay", "label_paths", "local_settings"]
 class KVReplay:
     """The local provider's KV-cache bookkeeping replayed on token lists, counting what it would evaluate.
 
-    Mirrors ``providers/llamacpp_prefix.py`` (``PrefixCache``: the live prefix, the saved-state LRU whose
+    Mirrors ``providers/llamacpp/prefix.py`` (``PrefixCache``: the live prefix, the saved-state LRU whose
     entries of one family replace each other, the sliding-window rules, the anchor) and the request paths
-    of ``providers/llamacpp.py`` / ``llamacpp_labels.py`` (continuations, label paths, parallel label
+    of ``providers/llamacpp/adapter.py`` / ``labels.py`` (continuations, label paths, parallel label
     groups, generation). Not modelled: the saved states' byte bound (``prefix_state_mb``; a 270M model's
     states are far below it) and a generation's own stopping (counted at ``max_tokens``).
     """

@@ -14,6 +14,7 @@ import math
 from pathlib import Path
 
 from judgesdk.provider.protocol import Provider, unwrap
+from judgesdk.providers.scripted import ScriptedProvider
 
 __all__ = ["CHARS_PER_TOKEN", "Chars", "Vocab", "Words", "tokenizer_for"]
 
@@ -21,15 +22,15 @@ CHARS_PER_TOKEN = 4  # hosted APIs: about 4 characters of English per token (Ope
 
 
 def tokenizer_for(adapter: Provider) -> Words | Chars | Vocab:
-    """The tokenizer that counts like ``adapter``: a local model file's vocabulary, the scripted provider's
-    words, else the approximation."""
+    """The tokenizer that counts like ``adapter``: the vocabulary of the model file it runs (an adapter whose endpoint
+    is a file on this machine: the local model), the scripted provider's words, else the approximation."""
     bare = unwrap(adapter)
-    if bare.kind == "local" and Path(str(bare.endpoint)).is_file():
+    if Path(str(bare.endpoint)).is_file():
         try:
             return Vocab(str(bare.endpoint))
         except (ImportError, ValueError, OSError, RuntimeError):  # no llama_cpp, or a vocabulary it cannot read
             return Chars()
-    if bare.kind == "scripted":
+    if isinstance(bare, ScriptedProvider):
         return Words()
     return Chars()
 

@@ -21,8 +21,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from scipy import stats
-
 from judgesdk.fused.model import CriterionModel
 
 __all__ = ["level_probabilities"]
@@ -35,6 +33,8 @@ def level_probabilities(model: CriterionModel, score: float, values: Sequence[fl
     low, high = min(values), max(values)
     if (low, high) != (model.low, model.high) and high > low:
         values = [model.low + (v - low) * (model.high - model.low) / (high - low) for v in values]
+    from scipy import stats  # about a second to import: only when levels are asked for, not with the fused scorer
+
     lo, hi = model.residual_bounds(score)
     z = float(stats.norm.ppf((1.0 + model.interval_level) / 2.0))
     spread = max((hi - lo) / (2.0 * z), 1e-9)

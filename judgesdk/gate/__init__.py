@@ -36,7 +36,7 @@ Corrected gates: with human labels for a random slice of the run (``labels`` on 
 ``corrected_pass_rate`` the lower bound of the corrected human pass rate (PPI++ on the pass indicators;
 or Rogan–Gladen, refused, so inconclusive, when the judge's sensitivity + specificity is too close to 1),
 and ``ppi_regression`` compares this run's corrected mean with the baseline run's, each from its own
-slice (``baseline_labels``); formulas in :mod:`judgesdk.stats.ppi`, the slice (drawing, reading, planning
+slice (``baseline_labels``); formulas in :mod:`judgesdk.stats.ppi` and :mod:`judgesdk.stats.pass_rate`, the slice (drawing, reading, planning
 its size) in :mod:`judgesdk.gate.slice`.
 
 One idea per module; this package re-exports the public names, so ``from judgesdk.gate import X``
@@ -47,14 +47,15 @@ is the import to use:
 * :mod:`judgesdk.gate.run`: the impure step: :class:`CriterionRun`, :class:`GateRun`,
   :func:`collect`, reading result rows back through :func:`judgesdk.records.read_results`;
 * :mod:`judgesdk.stats.resampling`: the seeded resamplers :func:`bootstrap_mean_ci` and :func:`sign_flip_p`;
-* :mod:`judgesdk.stats.ppi`: corrected estimates from a human slice: :func:`ppi_mean` (PPI++),
-  :func:`rogan_gladen`;
+* :mod:`judgesdk.stats.ppi` and :mod:`judgesdk.stats.pass_rate`: corrected estimates from a human slice:
+  :func:`ppi_mean` (PPI++), :func:`rogan_gladen`; their :class:`Interval` from :mod:`judgesdk.stats.intervals`;
 * :mod:`judgesdk.gate.slice`: the slice: :func:`draw_slice`, :func:`read_labels`, :func:`join_slice`,
   :func:`plan_labels`;
 * :mod:`judgesdk.gate.verdict`: :class:`GateResult`, :class:`Verdict`, :func:`verdict_status`, the
   exit codes;
 * :mod:`judgesdk.gate.checks`: the pure step: each gate kind's check, :func:`decide`,
-  :func:`evaluate_gates`;
+  :func:`evaluate_gates`; the corrected kinds' checks in :mod:`judgesdk.gate.corrected`, every check's
+  result built by :mod:`judgesdk.gate.outcome`;
 * :mod:`judgesdk.gate.render`: the text, JSON, JUnit XML and Markdown renderings, :func:`write_reports`.
 
 May import: every floor up to :mod:`judgesdk.forecast` and :mod:`judgesdk.jury` (:mod:`judgesdk.judging`,
@@ -103,7 +104,9 @@ from judgesdk.gate.verdict import (
     verdict_status,
 )
 from judgesdk.records.labels import HumanLabels, read_labels
-from judgesdk.stats.ppi import Interval, PassRateRefusal, PPIMean, RoganGladen, ppi_mean, rogan_gladen
+from judgesdk.stats.intervals import Interval
+from judgesdk.stats.pass_rate import PassRateRefusal, RoganGladen, rogan_gladen
+from judgesdk.stats.ppi import PPIMean, ppi_mean
 from judgesdk.stats.resampling import bootstrap_mean_ci, sign_flip_p
 
 __all__ = [

@@ -3,8 +3,9 @@
 :func:`collect` judges ``config.input`` (results appended to a JSONL as they finish, so a re-run
 resumes and a budget stop keeps what finished) or reads a previous run's results, reads the baseline
 and the calibrations, and returns a :class:`GateRun`: everything :func:`judgesdk.gate.decide` needs,
-so deciding stays pure. Result rows are read with :func:`judgesdk.records.read_results` and turned back into
-:class:`~judgesdk.core.types.JudgeResult` by :func:`judgesdk.records.to_result`.
+so deciding stays pure. Result rows are read with :func:`judgesdk.records.read_results` (typed rows) and turned
+back into :class:`~judgesdk.core.types.JudgeResult` by :func:`judgesdk.records.to_result`; the rows the gate judged
+itself are the ledger's (:class:`judgesdk.records.Ledger`, the resume reader) and the ones it wrote, as dicts.
 """
 
 from __future__ import annotations
@@ -26,7 +27,10 @@ from judgesdk.judging.runners import budgeted_judge
 from judgesdk.meta.calibration import Calibration
 from judgesdk.provider.layers.budget import BudgetMeter, BudgetState
 from judgesdk.provider.pricing import CostReport, summarize_usage
-from judgesdk.records import Ask, Ledger, asks_in, is_final, latest, read_items, read_results, to_result
+from judgesdk.records import Ask, Ledger, Results, asks_in, is_final, latest, read_items, read_results, to_result
+
+# what the gate reads rows from: a results file read as typed rows, or the rows of the ledger it judged into
+Rows = Results | Sequence[Mapping[str, Any]]
 
 
 class CriterionRun(BaseModel):
@@ -47,26 +51,28 @@ class GateRun(BaseModel):
     notes: list[str] = Field(default_factory=list)
 
 
-def _results_for(
-    records: Sequence[Mapping[str, Any]], criterion: Criterion, path: Path | str, ids: set[str] | None = None, ask: Ask | None = None
-) -> list[JudgeResult]:
+def _results_for(records: Rows, criterion: Criterion, path: Path | str, ids: set[str] | None = None, ask: Ask | None = None) -> list[JudgeResult]:
     """This criterion's results, the latest row per id (a row retried after an error wins): the rows that
-    answer ``ask`` when the gate judged them, else those on this criterion (or without a criterion)."""
+    answer ``ask`` when the gate judged them, else those on this criterion (or without a criterion).
+    ``records``: the rows (:data:`Rows`); ``path``: where they are, for messages; ``ids``: keep only these items."""
     found: list[JudgeResult] = []
-    for item_id, record in latest(records, ask, criterion.name).items():
+    picked = records.latest(ask, criterion.name) if isinstance(records, Results) else latest(records, ask, criterion.name)
+    for item_id, record in picked.items():
         if ids is not None and item_id not in ids:
             continue
+        written_id = record["id"] if isinstance(record, Mapping) else record.id
         try:
-            found.append(to_result(record, criterion.scale, criterion.name, where=f"{path}: result {record['id']!r}"))
+            found.append(to_result(record, criterion.scale, criterion.name, where=f"{path}: result {written_id!r}"))
         except InputError as exc:
             raise InputError(str(exc)) from None
     return found
 
 
-def _mixed_runs(records: Sequence[Mapping[str, Any]], criterion: str, where: Path | str) -> list[str]:
+def _mixed_runs(records: Rows, criterion: str, where: Path | str) -> list[str]:
     """A note when a file read as is holds this criterion's results from several questions (definitions,
-    methods or judge configurations): the latest row per item is used, whichever it answered."""
-    asked = asks_in(records, criterion)
+    methods or judge configurations): the latest row per item is used, whichever it answered.
+    ``records``: the rows (:data:`Rows`); ``where``: where they are, for the note."""
+    asked = records.asks(criterion) if isinstance(records, Results) else asks_in(records, criterion)
     if len(asked) < 2:
         return []
     return [f"{where}: results for {criterion} answer {len(asked)} different questions (definition, method or judge config); the latest row per item is used"]
@@ -92,12 +98,13 @@ def collect(
     expected: list[str] | None = None
     asks: dict[str, Ask] = {}
     notes: list[str] = []
+    records: Rows
     if results is not None or config.input is None:
         where = results or config.results
         if where is None:
             raise ConfigError("nothing to gate: set input (items to judge) or results (a previous run) in the gate config, or pass --results")
         read = read_results(where)
-        records, skipped = read.raw, read.skipped
+        records, skipped = read, read.skipped
         source = f"results read from {where}"
     else:
         records, expected, budget_state, skipped, asks = _judge(config, criteria, providers)
@@ -105,10 +112,10 @@ def collect(
         source = f"{config.input} judged into {where}"
     if skipped:
         notes.append(f"{where}: {skipped} unreadable line(s) skipped (cut by an interrupted run?)")
-    base_records = None
+    base_records: Results | None = None
     if baseline_path is not None:
         base = read_results(baseline_path)
-        base_records, base_skipped = base.raw, base.skipped
+        base_records, base_skipped = base, base.skipped
         if base_skipped:
             notes.append(f"baseline {baseline_path}: {base_skipped} unreadable line(s) skipped")
     runs: dict[str, CriterionRun] = {}

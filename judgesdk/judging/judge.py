@@ -27,7 +27,7 @@ from judgesdk.prompting.templates import Template, load_template
 from judgesdk.provider.layers.witness import collecting, served_by
 from judgesdk.provider.protocol import Provider, settings_of
 from judgesdk.provider.stack import Extras, ProviderSource, assemble, witnessed
-from judgesdk.scorers import pairwise, scorer_for
+from judgesdk.scorers import method_spec, pairwise, scorer_for
 from judgesdk.scorers.common import ScorerOptions
 from judgesdk.scorers.multi import score_fine_grained
 from judgesdk.scorers.pairwise import Comparison, Ranking
@@ -413,18 +413,16 @@ def _flag_instructions(item: JudgeItem, result: JudgeResult) -> JudgeResult:
 
 
 def _template(template: str | Path | Template, method: str) -> Template:
-    """The judge's template, refused when its prompt would not show the judged output: every method but
-    ``likelihood`` (which scores the output as the continuation of the prompt) puts it in the prompt."""
+    """The judge's template, refused when its prompt would not show the judged output: every method but those
+    that score the output as the continuation of the prompt (``likelihood``: ``MethodSpec.output_as_continuation``)
+    puts it in the prompt."""
     loaded = template if isinstance(template, Template) else load_template(template)
-    if method not in OUTPUT_AS_CONTINUATION and not loaded.shows_the_output():
+    if not method_spec(method).output_as_continuation and not loaded.shows_the_output():
         raise InputError(
             f"template {loaded.id!r} has no {{{{output}}}}: the judge would score without seeing the text it judges; put "
             "{{output}} where the judged text goes ({{output_a}} and {{output_b}} for a comparison)"
         )
     return loaded
-
-
-OUTPUT_AS_CONTINUATION = ("likelihood",)  # methods whose template holds no output: they score it as the prompt's continuation
 
 
 def _as_builder(source: ProviderSource) -> Callable[[], Provider]:

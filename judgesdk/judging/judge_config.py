@@ -49,26 +49,21 @@ from judgesdk.core.errors import ConfigError
 from judgesdk.core.types import Criterion
 from judgesdk.estimation.estimate import EstimationSettings
 from judgesdk.fused import model as fused_model_files
+from judgesdk.provider.detection import detected_kinds
 from judgesdk.provider.layers.breaker import OverloadConfig
 from judgesdk.provider.layers.retry import RetryPolicy
-from judgesdk.provider.neutral import ANSWER_NEUTRAL
 from judgesdk.provider.registry import BUILT_IN, provider_spec
 from judgesdk.provider.settings import NO_KEY_IN_CONFIG, CacheConfig, ProviderConfig
 from judgesdk.provider.stack import StackPlan, model_identity
 from judgesdk.records import Ask
-from judgesdk.scorers.method_options import METHOD_KEYS
 from judgesdk.scorers.method_options import problem as method_options_problem
+from judgesdk.scorers.registry import is_method, method_names, method_spec
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
     import tomli as tomllib
 
-# The detected chain (no providers configured): these hosted kinds where their vendor's key is set, in this
-# order, then the embedded local model. A documented default, not a list of kinds: any registered kind can be
-# configured. The variables are named here so that detecting imports no adapter.
-DETECTED_HOSTED = (("openai", "OPENAI_API_KEY"), ("anthropic", "ANTHROPIC_API_KEY"))
-DETECTED_FALLBACK = "local"
 
 
 class JudgeConfig(BaseModel):
@@ -105,15 +100,17 @@ class JudgeConfig(BaseModel):
         for judge in self.jury.judges:
             member = jury_member_config(self, judge)
             where = f"jury judge {judge.name!r}"
-            if member.method not in METHOD_KEYS:  # the top-level method, inherited
-                raise ValueError(f"{where} inherits method {member.method!r}, which is unknown; choose one of {', '.join(METHOD_KEYS)}")
-            if member.method in OFF_SCALE:
+            if not is_method(member.method):  # the top-level method, inherited
+                raise ValueError(f"{where} inherits method {member.method!r}, which is unknown; choose one of {', '.join(method_names())}")
+            spec = method_spec(member.method)
+            if spec.off_scale is not None:
+                on_scale = [name for name in method_names() if method_spec(name).off_scale is None]
                 raise ValueError(
-                    f"{where} uses method {member.method!r}, whose score is {OFF_SCALE[member.method]}, not a value on the "
+                    f"{where} uses method {member.method!r}, whose score is {spec.off_scale}, not a value on the "
                     "criterion's scale: a jury averages and compares its judges' scores on one scale; choose a method "
-                    "that answers on it (geval, direct, sampling, rts, mcq, fusion, fused, auto)"
+                    f"that answers on it ({', '.join(on_scale)})"
                 )
-            found = method_options_problem(judge.method_options, METHOD_KEYS[member.method], f" for method {member.method!r}")
+            found = method_options_problem(judge.method_options, spec.options, f" for method {member.method!r}")
             if found is not None:
                 raise ValueError(f"{where}: method_options: {found}")
             same = json.dumps(member.model_dump(mode="json", include=_ANSWERING), sort_keys=True)
@@ -130,8 +127,6 @@ class JudgeConfig(BaseModel):
         """The layers this config stacks over each provider (:func:`judgesdk.provider.stack.assemble`)."""
         return StackPlan(retry=self.retry, overload=self.overload, cache=self.cache)
 
-# Methods whose score is not a value on the criterion's scale (see their scorers' docstrings): a jury refuses them.
-OFF_SCALE = {"likelihood": "a log-probability", "synthetic": "a ranking score against a ladder of references"}
 _ANSWERING = {"providers", "method", "template", "dataset", "method_options", "estimation"}  # what makes two judges differ
 
 
@@ -168,10 +163,10 @@ class JuryJudgeConfig(BaseModel):
     @field_validator("method")
     @classmethod
     def _known_method(cls, value: str | None) -> str | None:
-        if value is not None and value not in METHOD_KEYS:
-            close = difflib.get_close_matches(value, list(METHOD_KEYS), n=1)
+        if value is not None and not is_method(value):
+            close = difflib.get_close_matches(value, method_names(), n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
-            raise ValueError(f"unknown method {value!r}{hint}; choose one of {', '.join(METHOD_KEYS)}")
+            raise ValueError(f"unknown method {value!r}{hint}; choose one of {', '.join(method_names())}")
         return value
 
 
@@ -411,19 +406,25 @@ def _apply_env(data: dict[str, Any], env: Mapping[str, str]) -> dict[str, Any]:
 
 
 def detect_chain(env: Mapping[str, str]) -> list[ProviderConfig]:
-    """The default fallback chain: hosted providers whose keys are set, then the embedded local model."""
-    chain = [ProviderConfig(kind=kind) for kind, variable in DETECTED_HOSTED if env.get(variable)]
-    chain.append(ProviderConfig(kind=DETECTED_FALLBACK))
-    return chain
+    """The default fallback chain (no providers configured): the kinds whose adapters declare they are detected
+    (``ProviderSpec.detect_env``/``detect_order``): hosted providers whose keys are set in ``env``, then the embedded
+    local model. Read without importing an adapter (:mod:`judgesdk.provider.detection`)."""
+    return [ProviderConfig(kind=kind) for kind in detected_kinds(env)]
 
 
 # -- the question a results row answers --------------------------------------------------------------
 
 
+def _answer_neutral(provider: ProviderConfig) -> Mapping[str, str]:
+    """The options ``provider``'s kind declares answer-neutral; its adapter is read only where options are set (they
+    were checked against it when the config was loaded, so it is imported already)."""
+    return provider_spec(provider.kind).answer_neutral if provider.options else {}
+
+
 def ask_for(config: JudgeConfig, criteria: Criterion | Sequence[Criterion], method: str | None = None) -> Ask:
     """The :class:`Ask` of judging ``criteria`` with ``method`` (default: the config's) under ``config``.
 
-    A provider's answer-neutral options (:data:`judgesdk.provider.neutral.ANSWER_NEUTRAL`: threads, batch size,
+    A provider's answer-neutral options (its adapter's ``ProviderSpec.answer_neutral``: threads, batch size,
     prefix reuse...) are left out: they cannot change an answer, so setting one (as the Ray engine does with each
     actor's ``n_threads``) asks the same question and resumes the same rows."""
     chosen = (criteria,) if isinstance(criteria, Criterion) else tuple(criteria)
@@ -437,18 +438,15 @@ def ask_for(config: JudgeConfig, criteria: Criterion | Sequence[Criterion], meth
         "estimation": config.estimation.model_dump(mode="json"),
         "providers": [
             {"kind": p.kind, "model": p.model, "base_url": p.base_url, "api": p.api, "capabilities": p.capabilities,
-             "options": {k: v for k, v in p.options.items() if k not in ANSWER_NEUTRAL.get(p.kind, {})}}  # fmt: skip
+             "options": {k: v for k, v in p.options.items() if k not in _answer_neutral(p)}}  # fmt: skip
             | ({"model_identity": identity} if (identity := model_identity(p)) else {})  # a GGUF's content: replaced, asked again
             for p in config.providers
         ],
     }
-    if method in FIT_READERS:
+    if is_method(method) and method_spec(method).reads_fits:  # its answers come from a fused fit file
         answers_depend_on["fits"] = fit_identities(config.method_options.get("fused_model"))
     digest = hashlib.sha256(json.dumps(answers_depend_on, sort_keys=True, default=str).encode()).hexdigest()[:10]
     return Ask(criterion="+".join(c.name for c in chosen), method=method, config=digest)
-
-
-FIT_READERS = ("auto", "fused")  # the methods whose answers come from a fused fit file
 
 
 def fit_identities(fused_model: object = None) -> list[str]:

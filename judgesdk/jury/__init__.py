@@ -28,6 +28,9 @@ A jury runs on its first judge's event loop (:meth:`Judge.run`), so every judge'
 judges with the same provider config share one adapter (one model load, one rate limit), which the jury
 closes once.
 
+Modules: :mod:`~judgesdk.jury.panel` (the jury itself: one judge per member, and the question a jury answers) and
+:mod:`~judgesdk.jury.consensus` (one item's verdict, the judges' weights and their agreement: statistics only, no judging).
+
 May import: every floor up to :mod:`judgesdk.judging` and :mod:`judgesdk.meta`.
 """
 

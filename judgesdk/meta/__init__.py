@@ -15,6 +15,7 @@ module             what
 ``readers``        prediction and head-to-head verdict files
 ``evaluate``       a full run over prediction files (what ``judgesdk meta-eval`` prints)
 ``card``           a judge card: evaluate's figures, the human ceiling, bias and cost (``judgesdk card``)
+``card_measures``  the card's human ceiling, parse and coverage, self-consistency
 =================  ==============================================================================
 
 Also here: ``calibration`` (a monotone map of judge scores onto the human scale, and its file), ``diff`` (two

@@ -33,14 +33,14 @@ per criterion:
 and, for the whole card, the judge's identity (provider, model id, the model file's hash or the API model
 id as the provider names it, the SDK version) and the labelled selection (data file, subset, text view).
 
-This module owns the card's content (:class:`Card`, the JSON a card file holds, and how it is computed);
+This module owns the card's content (:class:`Card`, the JSON a card file holds, and how it is computed; the
+ceiling, parse and self-consistency measures in :mod:`judgesdk.meta.card_measures`);
 :mod:`judgesdk.meta.card_files` writes it as ``STEM.json`` + ``STEM.md``; running a judge to produce the
 results is ``judgesdk card``'s (:mod:`judgesdk.cli.card`).
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -48,13 +48,12 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from judgesdk.core.errors import InputError
-from judgesdk.core.types import Scale
 from judgesdk.meta.card_fits import FitUsage, fit_usage
-from judgesdk.meta.correlation import level_correlation
+from judgesdk.meta.card_measures import HumanCeiling, ParseCoverage, SelfConsistency, human_ceiling, parse_coverage, self_consistency
 from judgesdk.meta.datasets import HumanRecord, human_scores
-from judgesdk.meta.evaluate import LevelResult, MetaEvalResult, load_predictions, meta_evaluate, scale_for
+from judgesdk.meta.evaluate import LevelResult, load_predictions, meta_evaluate, scale_for
 from judgesdk.meta.items import Key, PairwiseJudgement, ScoredItem
-from judgesdk.meta.judge_report import LengthBias, RepeatVariance, Throughput, repeat_variance
+from judgesdk.meta.judge_report import LengthBias, Throughput
 from judgesdk.meta.reliability import PositionalBias, positional_bias
 from judgesdk.records import ResultRow, read_results
 
@@ -108,56 +107,6 @@ class LabelledSet(BaseModel):
     text: str = ""  # the text view the judge read (natural / published)
 
 
-class CeilingLevel(BaseModel):
-    """One level x method of the human ceiling: each annotator against the mean of the others."""
-
-    level: str
-    method: str
-    value: float | None  # mean over annotators of the defined per-annotator values
-    per_annotator: list[float | None]
-    judge: float | None  # the judge (vs the mean of all annotators) on the same items, same level and method
-
-
-class HumanCeiling(BaseModel):
-    """Leave-one-annotator-out agreement, where the human file has per-annotator scores."""
-
-    available: bool
-    reason: str = ""  # why not, when not available
-    n_items: int = 0
-    n_documents: int = 0
-    systems: list[str] = Field(default_factory=list)
-    n_annotators: int = 0
-    rests_on: str = ""  # the items, in words
-    convention: str = ""
-    levels: list[CeilingLevel] = Field(default_factory=list)
-
-
-class ParseCoverage(BaseModel):
-    """How many items got a usable score, and how much probability mass the label distributions held."""
-
-    n_selected: int  # labelled items in the selection (human score on this criterion)
-    n_rows: int  # of those, items with a row in the results
-    n_scored: int
-    share_scored: float | None  # n_scored / n_selected
-    status: dict[str, int]
-    n_with_distribution: int
-    mean_coverage: float | None
-    min_coverage: float | None
-    share_low_coverage: float | None  # status low_coverage / rows
-
-
-class SelfConsistency(BaseModel):
-    """Agreement of a judge with itself across repeated samples of one item (or why there is none)."""
-
-    applicable: bool
-    reason: str = ""
-    source: str = ""  # "samples" (the rows' repeated scores) or "sampled distributions"
-    samples_per_item: float | None = None
-    n_items_sampled: int | None = None  # items whose rows carry repeated samples (any parsed)
-    variance: RepeatVariance | None = None
-    mean_modal_share: float | None = None  # mean over items with >= 2 parsed samples of the share that gave the modal answer
-
-
 class CriterionCard(BaseModel):
     criterion: str
     results_file: str
@@ -198,188 +147,40 @@ class Card(BaseModel):
 # -------------------------------------------------------------------------------------------------
 
 
-def read_card_rows(path: str | Path) -> dict[Key, tuple[ResultRow, dict[str, Any]]]:
-    """The last row per (doc_id, system_id) of a results file, typed and raw (as ``meta-eval`` keeps the last
+def read_card_rows(path: str | Path) -> dict[Key, ResultRow]:
+    """The last row per (doc_id, system_id) of a results file, typed (as ``meta-eval`` keeps the last
     line of a repeated key); an :class:`InputError` when the file answers several questions (criteria, or
     one criterion asked under several judge configurations): meta-eval would mix their scores."""
     read = read_results(path)
-    rows = list(zip(read.rows, read.raw))
-    for number, (row, _) in enumerate(rows, start=1):
+    rows = read.rows
+    for number, row in enumerate(rows, start=1):
         if row.key is None:
             raise InputError(f"{path}: row {number} (id {row.id!r}) has no doc_id and system_id: a card joins human scores on them")
-    asked = {(r.criterion, r.asked) for r, _ in rows if r.criterion is not None or r.asked is not None}
+    asked = {(r.criterion, r.asked) for r in rows if r.criterion is not None or r.asked is not None}
     if len(asked) > 1:
         found = ", ".join(sorted(f"{c or '?'} ({a or 'no asked key'})" for c, a in asked))
         raise InputError(
             f"results file {path} holds rows of {len(asked)} questions ({found}); a card, like meta-eval, reads one: "
             "give each criterion and judge configuration its own results file"
         )
-    out: dict[Key, tuple[ResultRow, dict[str, Any]]] = {}
-    for row, raw in rows:
-        out[row.key] = (row, raw)  # type: ignore[index]  # checked above
+    out: dict[Key, ResultRow] = {}
+    for row in rows:
+        out[row.key] = row  # type: ignore[index]  # checked above
     return out
 
 
-def _verdicts(rows: Mapping[Key, tuple[ResultRow, dict[str, Any]]], where: str) -> list[PairwiseJudgement]:
+def _verdicts(rows: Mapping[Key, ResultRow], where: str) -> list[PairwiseJudgement]:
     """The head-to-head verdicts the rows carry (``comparisons``: the ordered comparisons in which the row's
     output was shown first), as meta-eval's :class:`PairwiseJudgement`."""
     out = []
-    for (doc, _), (_, raw) in rows.items():
-        for c in raw.get("comparisons") or []:
+    for (doc, _), row in rows.items():
+        for c in row.passed("comparisons") or []:
             if not isinstance(c, dict) or c.get("winner") not in ("first", "second", "tie") or c.get("first") is None or c.get("second") is None:
                 if isinstance(c, dict) and c.get("winner") is None:
                     continue  # an unclear verdict counts toward neither position (as meta-eval's reader)
                 raise InputError(f"{where}: a row's comparisons must be objects with first, second and winner (first/second/tie), got {c!r}")
             out.append(PairwiseJudgement(doc_id=doc, first=str(c["first"]), second=str(c["second"]), winner=c["winner"]))
     return out
-
-
-# -------------------------------------------------------------------------------------------------
-# The measures
-# -------------------------------------------------------------------------------------------------
-
-
-def human_ceiling(
-    records: Sequence[HumanRecord],
-    dimension: str,
-    keys: set[Key],
-    judge_items: Sequence[ScoredItem],
-    *,
-    levels: Sequence[str],
-    methods: Sequence[str],
-    convention: str = "skip-and-count",
-) -> HumanCeiling:
-    """Leave-one-annotator-out agreement on the items of ``keys`` that have per-annotator scores on
-    ``dimension`` (module docstring). Items with another number of annotators than the most common one are
-    left out (the mean of "the others" would mean different things); the judge's figure is computed on the
-    same items."""
-    scored: dict[Key, list[float]] = {}
-    for r in records:
-        values = (r.annotator_scores or {}).get(dimension)
-        if r.key in keys and values and r.key not in scored:
-            scored[r.key] = [float(v) for v in values]
-    if not scored:
-        return HumanCeiling(available=False, reason=f"no item of the selection has per-annotator scores on {dimension!r}")
-    counts: dict[int, int] = {}
-    for values in scored.values():
-        counts[len(values)] = counts.get(len(values), 0) + 1
-    k = max(counts, key=lambda n: (counts[n], n))
-    if k < 2:
-        return HumanCeiling(available=False, reason=f"the items have {k} annotator score per item on {dimension!r}: no one to leave out")
-    scored = {key: values for key, values in scored.items() if len(values) == k}
-    per_annotator: list[list[ScoredItem]] = []
-    for a in range(k):
-        per_annotator.append(
-            [
-                ScoredItem(doc_id=doc, system_id=system, human=(sum(v) - v[a]) / (k - 1), prediction=v[a])
-                for (doc, system), v in scored.items()
-            ]
-        )
-    judged = [it for it in judge_items if it.key in scored]
-    out = []
-    for lv in levels:
-        for m in methods:
-            level_values = [level_correlation(items, lv, m, convention).value for items in per_annotator]
-            defined = [v for v in level_values if v is not None]
-            judge = _safe_level(judged, lv, m, convention)
-            out.append(
-                CeilingLevel(
-                    level=lv, method=m, value=sum(defined) / len(defined) if defined else None, per_annotator=level_values, judge=judge,
-                )
-            )  # fmt: skip
-    docs = sorted({d for d, _ in scored})
-    systems = sorted({s for _, s in scored})
-    left_out = sum(n for size, n in counts.items() if size != k)
-    rests_on = (
-        f"{len(scored)} items with {k} annotator scores each on {dimension} ({len(docs)} documents x systems "
-        f"{', '.join(systems)})" + (f"; {left_out} items with another number of annotators left out" if left_out else "")
-    )
-    return HumanCeiling(
-        available=True, n_items=len(scored), n_documents=len(docs), systems=systems, n_annotators=k,
-        rests_on=rests_on, convention=convention, levels=out,
-    )  # fmt: skip
-
-
-def _safe_level(items: Sequence[ScoredItem], level: str, method: str, convention: str) -> float | None:
-    if not any(it.prediction is not None for it in items):
-        return None
-    return level_correlation(items, level, method, convention).value
-
-
-def _parse_coverage(result: MetaEvalResult, preds: Sequence[Any], n_selected: int, rows: Mapping[Key, tuple[ResultRow, dict[str, Any]]]) -> ParseCoverage:
-    n_rows = result.counts.join.n_joined
-    n_scored = n_rows - result.counts.join.n_unparsed
-    coverages = [p.coverage for p in preds if p.coverage is not None]
-    joined = {p.key for p in preds}
-    found: dict[str, int] = {}
-    for key in joined:  # the rows' own statuses (meta-eval's counts say only whether a score was read)
-        row = rows[key][0] if key in rows else None
-        status = (row.status if row is not None else None) or next(p.status for p in preds if p.key == key)
-        found[status] = found.get(status, 0) + 1
-    status = dict(sorted(found.items()))
-    low = found.get("low_coverage", 0)
-    return ParseCoverage(
-        n_selected=n_selected,
-        n_rows=n_rows,
-        n_scored=n_scored,
-        share_scored=n_scored / n_selected if n_selected else None,
-        status=status,
-        n_with_distribution=len(coverages),
-        mean_coverage=sum(coverages) / len(coverages) if coverages else None,
-        min_coverage=min(coverages) if coverages else None,
-        share_low_coverage=low / n_rows if n_rows else None,
-    )
-
-
-def _label_value(label: str, scale: Scale) -> float | None:
-    if label in scale.labels:
-        return scale.value_of(label)
-    try:
-        value = float(label)
-    except ValueError:
-        return None
-    return value if math.isfinite(value) else None
-
-
-def self_consistency(result: MetaEvalResult, rows: Mapping[Key, tuple[ResultRow, dict[str, Any]]], keys: set[Key], scale: Scale, method: str) -> SelfConsistency:
-    """Spread across repeated samples: the rows' ``samples`` (meta-eval's repeats), else sampled distributions."""
-    if result.repeats is not None:
-        counts = [len(row.samples or []) for key, (row, _) in rows.items() if key in keys and row.samples]
-        return SelfConsistency(
-            applicable=True, source="samples", variance=result.repeats, n_items_sampled=len(counts),
-            samples_per_item=sum(counts) / len(counts) if counts else None,
-        )  # fmt: skip
-    repeats: dict[Key, list[float | None]] = {}
-    modal: list[float] = []
-    for key, (row, raw) in rows.items():
-        dist = raw.get("distribution")
-        if key not in keys or not isinstance(dist, dict) or dist.get("method") != "sampling" or not isinstance(dist.get("probs"), dict):
-            continue
-        n = int(dist.get("n_samples") or 0)
-        n_unparsed = int(dist.get("n_unparsed") or 0)
-        parsed = n - n_unparsed
-        values: list[float | None] = []
-        for label, p in dist["probs"].items():
-            value = _label_value(str(label), scale)
-            count = round(float(p) * parsed)
-            if value is not None and count:
-                values.extend([value] * count)
-        if len(values) != parsed:  # the probabilities do not come from `parsed` whole samples: no counts to rebuild
-            raise InputError(f"row {row.id or key}: its sampled distribution does not add up to {parsed} parsed samples")
-        repeats[key] = values + [None] * n_unparsed
-        if parsed >= 2:  # the items the spread is measured on
-            modal.append(max(float(p) for p in dist["probs"].values()))
-    if not repeats:
-        return SelfConsistency(
-            applicable=False,
-            reason=f"method {method} gives one deterministic judgement per item (no repeated samples: the rows carry "
-            "neither 'samples' nor a sampled distribution)",
-        )
-    sizes = [len(v) for v in repeats.values()]
-    return SelfConsistency(
-        applicable=True, source="sampled distributions", samples_per_item=sum(sizes) / len(sizes), n_items_sampled=len(repeats),
-        variance=repeat_variance(repeats), mean_modal_share=sum(modal) / len(modal) if modal else None,
-    )  # fmt: skip
 
 
 def criterion_card(
@@ -418,7 +219,7 @@ def criterion_card(
     if verdicts:
         positional = positional_bias(verdicts)  # what meta-eval --pairwise computes from the same verdicts
         p_first = [
-            float(c["p_first"]) for k, (_, raw) in rows.items() if k in joined_keys for c in raw.get("comparisons") or []
+            float(c["p_first"]) for k, row in rows.items() if k in joined_keys for c in row.passed("comparisons") or []
             if isinstance(c, dict) and isinstance(c.get("p_first"), (int, float)) and not isinstance(c.get("p_first"), bool)
         ]  # fmt: skip
         mean_p_first = sum(p_first) / len(p_first) if p_first else None
@@ -443,7 +244,7 @@ def criterion_card(
         seed=seed,
         convention=convention,
         ceiling=ceiling,
-        parse=_parse_coverage(result, [kept[k] for k in joined_keys], len(chosen), rows),
+        parse=parse_coverage(result, [kept[k] for k in joined_keys], len(chosen), rows),
         positional=positional,
         positional_note=note,
         positional_mean_p_first=mean_p_first,
@@ -451,7 +252,7 @@ def criterion_card(
         length=result.length,
         throughput=result.throughput,
         meta_eval_command=command,
-        fits=fit_usage(raw for key, (_, raw) in rows.items() if key in joined_keys),
+        fits=fit_usage(row for key, row in rows.items() if key in joined_keys),
     )
 
 
@@ -472,8 +273,8 @@ def build_card(
     asked = list(judge.asked)
     runtimes, templates = list(judge.runtimes), list(judge.templates)
     for section in sections:
-        for row, raw in read_card_rows(section.results_file).values():
-            provenance = raw.get("provenance")
+        for row in read_card_rows(section.results_file).values():
+            provenance = row.passed("provenance")
             provenance = provenance if isinstance(provenance, dict) else {}
             served = provenance.get("served")
             served = served if isinstance(served, dict) else {}

@@ -9,10 +9,11 @@ the prompted method because they lay outside every fit's domain, must say so; th
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable
 
 from pydantic import BaseModel, Field
+
+from judgesdk.records import ResultRow
 
 
 class FitUsage(BaseModel):
@@ -25,14 +26,15 @@ class FitUsage(BaseModel):
     fallback_reasons: dict[str, int] = Field(default_factory=dict)  # the first reason per fallback row -> rows
 
 
-def fit_usage(rows: Iterable[Mapping[str, Any]]) -> FitUsage | None:
-    """Count the rows (raw results lines) by fit and fallback; None when no row came from the fused judge or
-    ``auto`` (a card of another method says nothing about fits)."""
+def fit_usage(rows: Iterable[ResultRow]) -> FitUsage | None:
+    """Count the results rows by fit and fallback (their ``details``, which the row schema passes through
+    untyped: checked here); None when no row came from the fused judge or ``auto`` (a card of another method
+    says nothing about fits)."""
     usage = FitUsage(n_rows=0)
     seen = False
     for row in rows:
         usage.n_rows += 1
-        details = raw if isinstance(raw := row.get("details"), dict) else {}
+        details = raw if isinstance(raw := row.passed("details"), dict) else {}
         fit = raw if isinstance(raw := details.get("fit"), dict) else None
         chosen = raw if isinstance(raw := details.get("auto"), dict) else None
         if fit is not None:

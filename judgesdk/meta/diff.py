@@ -32,9 +32,10 @@ from scipy import stats
 
 from judgesdk.core.errors import InputError
 from judgesdk.core.provenance import Provenance, Record, changes, record_of
-from judgesdk.records import read_results, row_id
+from judgesdk.records import ResultRow, read_results
 
 Key = tuple[str, str]  # (item id, criterion)
+Row = ResultRow | Mapping[str, Any]  # a typed row (rows_by_key), or one as the file holds it (the viewer's lenient read)
 
 
 class ItemChange(BaseModel):
@@ -75,19 +76,26 @@ class DiffReport(BaseModel):
     nothing_compared: str | None = None  # why no pair was in both runs (one line); None when some were
 
 
-def rows_by_key(path: str | Path) -> dict[Key, dict[str, Any]]:
-    """The latest row per (id, criterion) of a results file or folder (:func:`judgesdk.records.read_results`)."""
-    found: dict[Key, dict[str, Any]] = {}
-    for row in read_results(path).raw:
-        item = row_id(row)
+def rows_by_key(path: str | Path) -> dict[Key, ResultRow]:
+    """The latest row per (id, criterion) of a results file or folder (:func:`judgesdk.records.read_results`), typed."""
+    found: dict[Key, ResultRow] = {}
+    for row in read_results(path).rows:
+        item = row.row_id
         if item is not None:
-            found[(item, str(row.get("criterion") or ""))] = row
+            found[(item, row.criterion or "")] = row
     return found
 
 
+def _field(row: Row, name: str) -> Any:
+    """The field ``name`` of ``row`` (None when it has none): typed where the schema types it, else as the file holds it."""
+    if isinstance(row, Mapping):
+        return row.get(name)
+    return getattr(row, name) if name in ResultRow.model_fields else row.passed(name)
+
+
 def diff_rows(
-    old: Mapping[Key, Mapping[str, Any]],
-    new: Mapping[Key, Mapping[str, Any]],
+    old: Mapping[Key, Row],
+    new: Mapping[Key, Row],
     *,
     tolerance: float = 0.01,
     criteria: Iterable[str] | None = None,
@@ -114,10 +122,10 @@ def diff_rows(
             shifts.append(shift)
         causes = _causes(a, b, key, old_name, new_name)
         provenance_changed += bool(causes)
-        if a.get("status") != b.get("status") or (shift is not None and abs(shift) > tolerance) or (sa is None) != (sb is None):
+        if _field(a, "status") != _field(b, "status") or (shift is not None and abs(shift) > tolerance) or (sa is None) != (sb is None):
             moved.append(ItemChange(
-                id=key[0], criterion=key[1], old_score=sa, new_score=sb, old_status=a.get("status"),
-                new_status=b.get("status"), shift=shift, causes=causes,
+                id=key[0], criterion=key[1], old_score=sa, new_score=sb, old_status=_field(a, "status"),
+                new_status=_field(b, "status"), shift=shift, causes=causes,
             ))  # fmt: skip
     counted = Counter(field for change in moved for field in change.causes)
     return DiffReport(
@@ -159,8 +167,9 @@ def _why_nothing_paired(
     return f"no item id is in both files on the same criterion ({len(old)} rows in {old_name}, {len(new)} in {new_name}; criteria {criteria(new)})"
 
 
-def _score(row: Mapping[str, Any]) -> float | None:
-    value = row.get("score")
+def _score(row: Row) -> float | None:
+    """The row's score: a finite number, else None."""
+    value = _field(row, "score")
     if value is None or isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         return None
     return float(value)
@@ -175,23 +184,23 @@ def _provenance(raw: Any, key: Key, where: str) -> Provenance | None:
         raise InputError(f"{where}: item {key[0]!r} ({key[1]}): its provenance is not what judgesdk writes (was the file edited?)") from None
 
 
-def _record(row: Mapping[str, Any], key: Key, where: str) -> Record | None:
+def _record(row: Row, key: Key, where: str) -> Record | None:
     """The row's provenance record; a jury's row has none of its own, its judges' (in ``parts``) stand for it."""
-    parts = row.get("parts")
+    parts = _field(row, "parts")
     parts = parts if isinstance(parts, Mapping) else {}
     return record_of(
-        _provenance(row.get("provenance"), key, where),
+        _provenance(_field(row, "provenance"), key, where),
         {name: _provenance(part.get("provenance"), key, where) for name, part in parts.items() if isinstance(part, Mapping)},
     )
 
 
-def _causes(a: Mapping[str, Any], b: Mapping[str, Any], key: Key, old_name: str, new_name: str) -> dict[str, tuple[str, str]]:
+def _causes(a: Row, b: Row, key: Key, old_name: str, new_name: str) -> dict[str, tuple[str, str]]:
     """The provenance fields that differ; for rows without a record, what was asked (criterion definition,
     method, judge config: the :class:`~judgesdk.records.Ask` key) when that differs."""
     pa, pb = _record(a, key, old_name), _record(b, key, new_name)
     found = changes(pa, pb)
-    if (pa is None or pb is None) and a.get("asked") != b.get("asked"):
-        found["asked"] = (str(a.get("asked") or ""), str(b.get("asked") or ""))
+    if (pa is None or pb is None) and _field(a, "asked") != _field(b, "asked"):
+        found["asked"] = (str(_field(a, "asked") or ""), str(_field(b, "asked") or ""))
     return found
 
 

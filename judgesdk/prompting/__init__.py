@@ -7,5 +7,7 @@
 * :mod:`~judgesdk.prompting.presets`: the published criteria (definitions, scales) of SummEval,
   TopicalChat, HANNA and NewsRoom (``presets_data/``).
 
+Also here: :mod:`~judgesdk.prompting.injection`, judged text that talks to the judge: a review flag, never a silent score.
+
 May import: :mod:`judgesdk.core`, :mod:`judgesdk.provider` (its message type), :mod:`judgesdk.prompts`.
 """

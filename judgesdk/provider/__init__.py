@@ -5,8 +5,11 @@
   into a typed :class:`GenerateResponse`, and declares its :class:`Capabilities`.
 * :mod:`~judgesdk.provider.decisions`: decision requests (an input and typed questions, answered with the
   server's own probabilities) as the protocol carries them; their wire mappings live with the adapters.
-* :mod:`~judgesdk.provider.registry`: provider kinds by name, each adapter's typed options, default model,
-  capabilities and pricing; third-party kinds through entry points.
+* :mod:`~judgesdk.provider.registry`: provider kinds by name and each adapter's :class:`ProviderSpec`: its typed
+  options, default model, capabilities, pricing, the ``api`` values it takes, the options that cannot change an
+  answer (with the reason) and how it is detected; third-party kinds through entry points.
+* :mod:`~judgesdk.provider.detection`: the detected chain (no providers configured), read from the specs without
+  importing an adapter.
 * :mod:`~judgesdk.provider.pricing`: what tokens cost (LiteLLM's price map offline, or configured prices).
 * :mod:`~judgesdk.provider.settings`: one provider's config (``[[providers]]``) and the cache's (``[cache]``).
 * :mod:`~judgesdk.provider.layers`: the wrappers, one behaviour each (witness, coalescing, cache, retry,

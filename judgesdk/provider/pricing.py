@@ -24,9 +24,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from judgesdk.core.errors import ConfigError
 from judgesdk.core.types import JudgeResult
 from judgesdk.provider.protocol import Usage
-from judgesdk.provider.registry import pricing
+from judgesdk.provider.registry import Pricing, pricing
 
 __all__ = ["CostModel", "CostReport", "Price", "Route", "UsageGroup", "price_for", "result_route", "summarize_usage"]
 
@@ -41,14 +42,9 @@ class CostModel(BaseModel):
     usd_per_million_input: float = 0.0
     usd_per_million_output: float = 0.0
     usd_per_million_cached_input: float | None = None  # default: the input price
-    # prompt-cache writes; default: the input price, x1.25 for kind "anthropic" (its registry pricing; set it
-    # for Claude behind LiteLLM)
+    # prompt-cache writes; default: the input price, times the cache-write multiple the kind's adapter declares
+    # (Pricing.cache_write; set it for a model whose vendor bills writes, behind a kind that declares none)
     usd_per_million_cache_write: float | None = None
-
-
-# Anthropic's prompt-cache multipliers of the input price (5-minute TTL), for a price source that gives none
-ANTHROPIC_CACHE_WRITE = 1.25
-ANTHROPIC_CACHE_READ = 0.1
 
 
 class Price(BaseModel):
@@ -102,10 +98,12 @@ def price_for(kind: str, model: str, prices: CostModel | None = None, *, route: 
 
     How a kind is priced (locally: no price; its price-map prefix; its prompt-cache multipliers) is what its
     adapter declares in the provider registry (:func:`judgesdk.provider.registry.pricing`). Prompt-cache writes are priced at the map's ``cache_creation_input_token_cost``, reads at its
-    ``cache_read_input_token_cost``; where the map gives none, an Anthropic model gets Anthropic's
-    multipliers of the input price (writes 1.25x, reads 0.1x) and any other model the input price. With
-    configured ``prices``, reads cost ``usd_per_million_cached_input`` (default: the input price) and
-    writes ``usd_per_million_cache_write`` (default: the input price, times 1.25 for ``kind="anthropic"``).
+    ``cache_read_input_token_cost``; where the map gives none, the multiples of the input price that the kind
+    declares (:attr:`Pricing.cache_write`, :attr:`Pricing.cache_read`), else those of the kind named by the
+    entry's ``litellm_provider`` (the vendor that bills it: a Claude model routed through LiteLLM is billed as
+    Anthropic's adapter declares), else the input price. With configured ``prices``, reads cost
+    ``usd_per_million_cached_input`` (default: the input price) and writes ``usd_per_million_cache_write``
+    (default: the input price, times the kind's declared ``cache_write``).
     ``route="decisions"`` prices a decision call from the map's decision fields (module docstring).
     """
     if prices is not None:
@@ -115,7 +113,7 @@ def price_for(kind: str, model: str, prices: CostModel | None = None, *, route: 
         price = Price(
             input=prices.usd_per_million_input * per_token, output=prices.usd_per_million_output * per_token,
             cached_input=cached, source="configured prices",
-            cache_write_input=_anthropic_write(kind, prices.usd_per_million_input * per_token) if written is None else written * per_token,
+            cache_write_input=_declared_write(kind, prices.usd_per_million_input * per_token) if written is None else written * per_token,
         )  # fmt: skip
         return price, price.source
     if pricing(kind).local:
@@ -132,8 +130,8 @@ def price_for(kind: str, model: str, prices: CostModel | None = None, *, route: 
     return None, f"{kind}/{model} is not in LiteLLM's bundled price map: cost unknown (set prices to estimate it)"
 
 
-def _anthropic_write(kind: str, input_price: float) -> float | None:
-    """The cache-write price ``kind`` declares for ``input_price`` input (Anthropic's 1.25x), or None (same as input)."""
+def _declared_write(kind: str, input_price: float) -> float | None:
+    """The cache-write price ``kind`` declares for ``input_price`` input (its ``Pricing.cache_write``), or None (same as input)."""
     multiplier = pricing(kind).cache_write
     return None if multiplier is None else input_price * multiplier
 
@@ -144,9 +142,10 @@ def _map_price(kind: str, name: str, entry: Mapping[str, Any]) -> Price:
     read, write = entry.get("cache_read_input_token_cost"), entry.get("cache_creation_input_token_cost")
     declared = pricing(kind)
     read_x, write_x = declared.cache_read, declared.cache_write
-    if entry.get("litellm_provider") == "anthropic":  # a Claude route through another kind: Anthropic bills it
-        read_x = ANTHROPIC_CACHE_READ if read_x is None else read_x
-        write_x = ANTHROPIC_CACHE_WRITE if write_x is None else write_x
+    if (read is None and read_x is None) or (write is None and write_x is None):
+        billed = _billed_by(entry)  # a model routed through another kind is billed as its own vendor bills it
+        read_x = billed.cache_read if read_x is None else read_x
+        write_x = billed.cache_write if write_x is None else write_x
     read = input_price * read_x if read is None and read_x is not None else read
     write = input_price * write_x if write is None and write_x is not None else write
     return Price(
@@ -156,6 +155,18 @@ def _map_price(kind: str, name: str, entry: Mapping[str, Any]) -> Price:
         cache_write_input=None if write is None else float(write),
         source=f"LiteLLM price map: {name}",
     )
+
+
+def _billed_by(entry: Mapping[str, Any]) -> Pricing:
+    """The pricing declared by the kind that the price-map entry's ``litellm_provider`` names (the vendor billing
+    the model), or the plain one where it names no provider kind."""
+    vendor = entry.get("litellm_provider")
+    if not isinstance(vendor, str) or not vendor:
+        return Pricing()
+    try:
+        return pricing(vendor)
+    except ConfigError:  # a kind of that name whose adapter cannot be loaded here: its declared multiples are unknown
+        return Pricing()
 
 
 def _decisions_price(kind: str, name: str, entry: Mapping[str, Any]) -> tuple[Price, str]:

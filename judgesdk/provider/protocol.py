@@ -155,8 +155,8 @@ class Provider(Protocol):
     know), so it is read through :func:`identity_of`; the cache key includes it. Likewise an adapter whose
     typed options change answers (a local model's ``parallel_suffixes``, an OpenAI server's ``api``) names the
     ones set away from their defaults in an ``answer_settings`` string, read through :func:`settings_of`: the
-    cache key and each result's provenance include it (judgesdk/provider/neutral.py lists the options that do
-    not change answers, and why).
+    cache key and each result's provenance include it (each kind's ``ProviderSpec.answer_neutral`` lists the
+    options that do not change answers, and why).
     """
 
     # read-only properties, not plain attributes: the wrappers (cache, retry, witness...) pass their inner

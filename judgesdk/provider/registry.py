@@ -36,7 +36,7 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from importlib import import_module, metadata
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -44,6 +44,7 @@ from judgesdk.core.errors import AuthError, ConfigError
 from judgesdk.provider.protocol import Capabilities, Provider
 
 __all__ = [
+    "ANSWER_NEUTRAL_SETTINGS",
     "BUILT_IN",
     "ENTRY_POINT_GROUP",
     "Pricing",
@@ -57,6 +58,7 @@ __all__ = [
     "provider_spec",
     "refresh",
     "register",
+    "registered_targets",
     "unregister",
 ]
 
@@ -102,7 +104,7 @@ class ProviderSettings:
     kind: str
     model: str
     base_url: str | None = None
-    api: Literal["chat", "completions", "decisions", "systemone"] = "chat"
+    api: str = "chat"  # one of the kind's ProviderSpec.apis (checked when the config is loaded)
     timeout_s: float = 60.0
     api_key_env: str | None = None
     capabilities: Capabilities | None = None
@@ -126,6 +128,18 @@ class ProviderSettings:
                 provider=self.kind,
             )
         return key
+
+
+# ProviderSettings fields that cannot change an answer, each with the reason (kind, model, base_url and api are keyed:
+# endpoint, model, answer_settings); tests/provider/test_cache_keys.py fails on a new field in neither
+ANSWER_NEUTRAL_SETTINGS: dict[str, str] = {
+    "timeout_s": "how long the client waits for an answer; a request past it fails and nothing is cached",
+    "api_key_env": "which variable holds the key; a key authorises a request, it does not change its answer",
+    "capabilities": (
+        "declares what the backend can do, which decides which requests a method sends; every request's own fields "
+        "(logprobs, labels, grammar...) are in the key"
+    ),
+}
 
 
 def _looks_like_a_key(name: str) -> bool:
@@ -154,6 +168,20 @@ class ProviderSpec:
     # (a local model file's sha256): part of the question a results row answers, so a file replaced at the same path
     # is judged again on resume; None or "": the config's text says it all (a hosted model's name)
     model_identity: Callable[[ProviderSettings, Any], str] | None = None
+    # options that cannot change an answer, each with the reason (a measurement where one was needed): left out of
+    # the question a results row answers; every other option is keyed (tests/provider/test_cache_keys.py)
+    answer_neutral: Mapping[str, str] = field(default_factory=dict)
+    apis: tuple[str, ...] = ("chat",)  # the ``api`` values a config may set for this kind (one it does not take is refused)
+    # the detected chain (no providers configured): the kind joins it where ``detect_env`` is set in the environment (None:
+    # always, the fallback), in ``detect_order``; None: never detected. Written as literals: read without importing the adapter
+    detect_env: str | None = None
+    detect_order: int | None = None
+
+    def check_api(self, api: str) -> None:
+        """Raise a :class:`ConfigError` naming the ``api`` values this kind takes unless it takes ``api``."""
+        if api not in self.apis:
+            shown = repr(api) if isinstance(api, str) and _KIND_NAME.match(api) else "this value"  # never echo what may be a secret
+            raise ConfigError(f"provider {self.kind} takes api {' or '.join(repr(a) for a in self.apis)}, not {shown}")
 
     def default_capabilities(self, settings: ProviderSettings) -> Capabilities:
         """The adapter's capabilities for ``settings`` before any override."""
@@ -191,6 +219,7 @@ class ProviderSpec:
         """The adapter for ``settings`` and ``options`` (parsed by :meth:`parse_options`)."""
         if self.build is None:
             raise ConfigError(self.built_in_code or f"the {self.kind} provider cannot be built from a config")
+        self.check_api(settings.api)
         return self.build(settings, options)
 
 
@@ -259,6 +288,12 @@ def unregister(kind: str) -> None:
         for alias, target in list(_aliases.items()):
             if target == kind and BUILT_IN_ALIASES.get(alias) != kind:
                 del _aliases[alias]
+
+
+def registered_targets() -> dict[str, Target]:
+    """The kinds :func:`register` added in this process, with what each was registered as (nothing imported)."""
+    with _lock:
+        return dict(_registered)
 
 
 def provider_kinds() -> list[str]:

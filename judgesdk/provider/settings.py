@@ -13,7 +13,7 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
@@ -43,7 +43,7 @@ class ProviderConfig(BaseModel):
     model: str | None = None
     base_url: str | None = None
     api_key_env: str | None = None  # name of the environment variable holding the key
-    api: Literal["chat", "completions", "decisions", "systemone"] = "chat"  # openai: chat, completions, decisions; litellm: chat, decisions, systemone
+    api: str = "chat"  # which of its APIs the adapter calls: one of the kind's ProviderSpec.apis
     timeout_s: float = Field(default=60.0, gt=0)  # seconds per request
     capabilities: dict[str, Any] = Field(default_factory=dict)  # overrides of declared capabilities
     options: dict[str, Any] = Field(default_factory=dict)  # the kind's typed options (local: model_path, n_gpu_layers...)
@@ -69,6 +69,16 @@ class ProviderConfig(BaseModel):
                 "must be the name of an environment variable (letters, digits and _, e.g. MY_SERVER_KEY), not the key "
                 "itself: export MY_SERVER_KEY=<key> and write api_key_env = \"MY_SERVER_KEY\""
             )
+        return value
+
+    @field_validator("api")
+    @classmethod
+    def _api_the_kind_takes(cls, value: str, info: ValidationInfo) -> str:
+        """An ``api`` the kind's adapter does not declare (:attr:`ProviderSpec.apis`) is refused at load, naming the
+        ones it takes. Checked only where a config sets it: the default imports no adapter."""
+        kind = info.data.get("kind")
+        if kind is not None:  # an unknown kind is reported by itself
+            provider_spec(kind).check_api(value)
         return value
 
     @field_validator("capabilities")

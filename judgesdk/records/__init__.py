@@ -1,9 +1,10 @@
 """Floor 5. The results file, owned here: its rows, their key, the id rule, the writer (a locked ledger) and the reader.
 
-One package, four seams: :mod:`~judgesdk.records.schema` (the typed row and the join key),
+One package, five seams: :mod:`~judgesdk.records.schema` (the typed row and the join key),
 :mod:`~judgesdk.records.rows` (what a row holds, its key, the tolerant reader), :mod:`~judgesdk.records.ledger`
-(the locked writer) and :mod:`~judgesdk.records.inputs` (the strict readers of files a person wrote: items,
-predictions, labels). Import the names from here.
+(the locked writer), :mod:`~judgesdk.records.results` (the one reader of results files and folders, as typed
+rows: every command that reads results reads them there) and :mod:`~judgesdk.records.inputs` (the strict readers
+of files a person wrote: items, predictions, labels). Import the names from here.
 
 A results file (``judgesdk score -o``, the gate's ``results``, ``judgesdk bench`` predictions) is an
 append-only ledger of JSON Lines, one row per judgement, written as each result exists:

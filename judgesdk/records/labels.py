@@ -19,9 +19,8 @@ from pydantic import BaseModel, ConfigDict
 
 from judgesdk.core.errors import InputError
 from judgesdk.records.inputs import read_objects
-from judgesdk.records.results import read_results
-from judgesdk.records.rows import latest, row_id
-from judgesdk.records.schema import join_key
+from judgesdk.records.results import latest_rows, read_results
+from judgesdk.records.schema import ResultRow, join_key
 
 __all__ = ["HumanLabels", "LabelledSet", "load_labelled", "read_labels"]
 
@@ -81,11 +80,11 @@ def _rows(path: Path, what: str) -> list[dict[str, Any]]:
     return [row for _, row in read_objects(path, what)]
 
 
-def _result_rows(path: Path) -> list[dict[str, Any]]:
-    """A results file's (or folder's) rows (:func:`judgesdk.records.read_results`: a line that is not a whole JSON row is refused, naming it)."""
+def _result_rows(path: Path) -> list[ResultRow]:
+    """A results file's (or folder's) typed rows (:func:`judgesdk.records.read_results`: a line that is not a whole JSON row is refused, naming it)."""
     if not path.exists():
         raise InputError(f"judge results file {path} does not exist")
-    rows = read_results(path, require_id=False).raw
+    rows = read_results(path, require_id=False).rows
     if not rows:
         raise InputError(f"judge results file {path} is empty")
     return rows
@@ -102,6 +101,12 @@ def _keys(row: dict[str, Any]) -> list[str]:
     return keys
 
 
+def _result_keys(row: ResultRow) -> list[str]:
+    """Join keys of a judge result row, as :func:`_keys` reads a label line's: (doc_id, system_id), then id."""
+    keys = [] if row.key is None else ["\t".join(row.key)]
+    return keys if row.id is None else [*keys, f"id:{row.id}"]
+
+
 def _label(row: dict[str, Any], dimension: str) -> float | None:
     scores = row.get("scores")
     value = scores.get(dimension) if isinstance(scores, dict) else row.get(dimension)
@@ -110,23 +115,24 @@ def _label(row: dict[str, Any], dimension: str) -> float | None:
     return float(value)
 
 
-def _select_criterion(rows: list[dict[str, Any]], criterion: str | None, path: Path) -> list[dict[str, Any]]:
+def _select_criterion(rows: list[ResultRow], criterion: str | None, path: Path) -> list[ResultRow]:
+    """The rows to calibrate on: those on ``criterion`` (else the file's one criterion), of one run, the latest per item."""
     if criterion is not None:
-        chosen = [r for r in rows if r.get("criterion") == criterion]
+        chosen = [r for r in rows if r.criterion == criterion]
         if not chosen:
             raise InputError(f"{path} has no results for criterion {criterion!r}")
     else:
-        found = sorted({str(r["criterion"]) for r in rows if r.get("criterion") is not None})
+        found = sorted({r.criterion for r in rows if r.criterion is not None})
         if len(found) > 1:
             raise InputError(f"{path} holds results for several criteria ({', '.join(found)}): pass the criterion to calibrate")
         chosen = rows
-    asked = {r.get("asked") for r in chosen} - {None}  # rows without 'asked' predate it: they join any run
+    asked = {r.asked for r in chosen} - {None}  # rows without 'asked' predate it: they join any run
     if len(asked) > 1:  # items judged under several questions (definition, method or model): which to fit is unclear
         raise InputError(
             f"{path} holds results of {len(asked)} different runs on this criterion (definition, method or judge config): "
             "calibrate on the results of one run (write each run to its own -o file)"
         )
-    return [row for row in chosen if row_id(row) is None] + list(latest(chosen).values())  # a retried row wins
+    return [row for row in chosen if row.row_id is None] + list(latest_rows(chosen).values())  # a retried row wins
 
 
 def load_labelled(judge_results: str | Path, human: str | Path, dimension: str, criterion: str | None = None) -> LabelledSet:
@@ -145,16 +151,16 @@ def load_labelled(judge_results: str | Path, human: str | Path, dimension: str, 
     if not labels:
         raise InputError(f"{human} has no label for dimension {dimension!r} (expected scores.{dimension} or {dimension} on each line)")
     out = LabelledSet(scores=[], labels=[], keys=[], n_results=len(results), n_unscored=0, n_unmatched=0)
-    for row in results:
-        score = row.get("score")
-        if not isinstance(score, (int, float)) or isinstance(score, bool):
+    for result in results:
+        score = result.score  # a finite number or None (the reader refuses any other)
+        if score is None:
             out.n_unscored += 1
             continue
-        matched = next((k for k in _keys(row) if k in labels), None)
+        matched = next((k for k in _result_keys(result) if k in labels), None)
         if matched is None:
             out.n_unmatched += 1
             continue
-        out.scores.append(float(score))
+        out.scores.append(score)
         out.labels.append(labels[matched])
         out.keys.append(matched)
     return out

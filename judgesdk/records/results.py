@@ -19,7 +19,7 @@ out): the Ray engine names them by run start time, so "the latest row per item" 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -28,10 +28,10 @@ from pydantic import ValidationError
 
 from judgesdk.core.errors import InputError
 from judgesdk.core.types import Criterion, JudgeResult, LabelDistribution, Scale
-from judgesdk.records.rows import RESULTS_FORMAT, Ask, latest_index, scan_rows
+from judgesdk.records.rows import RESULTS_FORMAT, Ask, asks_in, latest_index, scan_rows
 from judgesdk.records.schema import ResultRow, parse_row
 
-__all__ = ["KNOWN_FORMATS", "RESULTS_FORMAT", "Results", "read_results", "results_files", "to_result"]
+__all__ = ["KNOWN_FORMATS", "RESULTS_FORMAT", "Results", "latest_rows", "read_results", "results_files", "to_result"]
 
 KNOWN_FORMATS = frozenset({RESULTS_FORMAT})
 SUFFIX = ".jsonl"
@@ -46,13 +46,20 @@ class Results:
     skipped: int = 0  # unreadable lines, skipped (only when read with unreadable="skip", or lenient)
     unreadable: list[str] = field(default_factory=list)  # where they are, "file:line"
     files: int = 1
-    raw: list[dict[str, Any]] = field(default_factory=list)  # the rows as the file holds them, every field
+    # the rows as the file holds them, every field: only for a reader that must show the file as it is (the viewer,
+    # which reads leniently); every other reader takes the typed rows
+    raw: list[dict[str, Any]] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)  # rows that do not validate, kept as they are (lenient reads only)
 
     def latest(self, ask: Ask | None = None, criterion: str | None = None) -> dict[str, ResultRow]:
         """The latest row per item id answering ``ask`` (or, without one, on ``criterion`` or without a
         criterion; without either, all rows), in order of first appearance."""
-        return {key: self.rows[index] for key, index in latest_index(self.raw, ask, criterion).items()}
+        return latest_rows(self.rows, ask, criterion)
+
+    def asks(self, criterion: str) -> set[str | None]:
+        """The ``asked`` keys of the rows on ``criterion`` or without a criterion (None: rows that predate
+        ``asked``), as :func:`judgesdk.records.rows.asks_in` reads them."""
+        return asks_in([_key_fields(row) for row in self.rows], criterion)
 
     def results(self, criterion: Criterion, ask: Ask | None = None, ids: Iterable[str] | None = None) -> list[JudgeResult]:
         """This criterion's results, the latest row per id (:meth:`latest`), as :class:`JudgeResult`;
@@ -64,6 +71,23 @@ class Results:
                 continue
             found.append(to_result(row, criterion.scale, criterion.name, where=f"{self.path}: result {item_id!r}"))
         return found
+
+
+_KEY_FIELDS = ("id", "doc_id", "system_id", "criterion", "asked")
+
+
+def _key_fields(row: ResultRow) -> dict[str, Any]:
+    """The typed fields that say which item ``row`` is of and what it answers, only those the file sets: a row
+    that leaves ``criterion`` out counts for every criterion, one with ``criterion`` null for none (as
+    :func:`judgesdk.records.rows.latest_index` reads a row)."""
+    return {name: getattr(row, name) for name in _KEY_FIELDS if name in row.model_fields_set}
+
+
+def latest_rows(rows: Sequence[ResultRow], ask: Ask | None = None, criterion: str | None = None) -> dict[str, ResultRow]:
+    """The latest of ``rows`` per item id answering ``ask`` (or, without one, on ``criterion`` or without a
+    criterion; without either, all rows), in order of first appearance: :func:`judgesdk.records.rows.latest`
+    on typed rows."""
+    return {key: rows[index] for key, index in latest_index([_key_fields(row) for row in rows], ask, criterion).items()}
 
 
 def results_files(path: Path) -> list[Path]:
@@ -148,7 +172,8 @@ def to_result(row: ResultRow | Mapping[str, Any], scale: Scale, criterion: str, 
     read the same from a fresh run and from a file. Rows with only ``id`` and ``score`` are accepted (status
     ``ok``, or ``unparsed`` when the score is null). A row that is not a result is an :class:`InputError` naming
     ``where`` and the field."""
-    record = row.model_dump() if isinstance(row, ResultRow) else dict(row)
+    # only the fields the file sets (a typed field left out must stay out, so that status and method get their defaults)
+    record = row.model_dump(exclude_unset=True) if isinstance(row, ResultRow) else dict(row)
     data = {k: v for k, v in record.items() if k not in ("distribution", "format", "id", "asked")}
     data.setdefault("status", "ok" if data.get("score") is not None else "unparsed")
     data.setdefault("method", "unknown")

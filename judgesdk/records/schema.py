@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, ValidationInfo, fie
 
 from judgesdk.core.errors import InputError
 from judgesdk.provider.protocol import Usage
+from judgesdk.records.rows import composite_id
 
 # -- the row schema -----------------------------------------------------------------------------------
 
@@ -40,14 +41,25 @@ def _text(value: Any) -> str | None:
     return None if value is None else value if isinstance(value, str) else str(value)
 
 
-class RowDistribution(BaseModel):
+class _PassesThrough(BaseModel):
+    """A model that keeps the fields it does not type (``extra="allow"``) and reads them by name."""
+
+    model_config = ConfigDict(extra="allow")
+
+    def passed(self, name: str) -> Any:
+        """The field ``name`` that this model passes through untyped, as the file holds it; None when the file
+        has no such field. ``name`` is any field the model does not type (the writer's :attr:`PASSED_THROUGH`
+        fields, or one a file from elsewhere adds)."""
+        return (self.model_extra or {}).get(name)
+
+
+class RowDistribution(_PassesThrough):
     """A row's ``distribution``: the summary :func:`result_line` writes of the result's label distribution.
 
     ``probs`` (``{label: probability}``, or a list of probabilities from elsewhere), ``coverage`` and
-    ``entropy`` are what readers use; the writer also writes :attr:`PASSED_THROUGH`, kept as they are.
+    ``entropy`` are what readers use; the writer also writes :attr:`PASSED_THROUGH`, kept as they are (read
+    them with :meth:`passed`).
     """
-
-    model_config = ConfigDict(extra="allow")
 
     PASSED_THROUGH: ClassVar[tuple[str, ...]] = ("method", "expected", "mode", "low_coverage", "n_samples", "n_unparsed", "stderr")
 
@@ -73,7 +85,7 @@ class RowDistribution(BaseModel):
         return finite_or_none(value, _where(info), f"distribution.{info.field_name}")
 
 
-class ResultRow(BaseModel):
+class ResultRow(_PassesThrough):
     """One row of a results file, typed: what :func:`row_for` writes, and what the commands read back.
 
     Written by the writer: ``id`` (the item's, :func:`item_ids`), ``asked`` (:class:`Ask`), the input line's
@@ -81,8 +93,8 @@ class ResultRow(BaseModel):
     ``score``, ``status``, ``criterion``, ``method``, ``distribution`` (:class:`RowDistribution`),
     ``latency_s``, ``usage``, ``cached``, and :attr:`PASSED_THROUGH`. A predictions file written elsewhere for
     ``meta-eval`` may hold ``response`` (raw judge text, parsed by the reader) and ``samples`` (repeated
-    scores) instead. Other fields pass through as they are (``extra="allow"``): no command reads them from
-    the file, so a file from elsewhere is not refused for them.
+    scores) instead. Other fields pass through as they are (``extra="allow"``): a reader takes them with
+    :meth:`passed` and checks them itself, so a file from elsewhere is not refused for them.
 
     Validate with :func:`parse_row`: a field of the wrong type is an :class:`InputError` naming the line
     and the field. Numbers must be finite JSON numbers (never text); names and ids are text (a number is
@@ -90,9 +102,7 @@ class ResultRow(BaseModel):
     text is ignored; ``cached`` is read as true or false.
     """
 
-    model_config = ConfigDict(extra="allow")
-
-    # written by result_line, never read back from the file by a command (the gate rebuilds a JudgeResult
+    # written by result_line, not typed here: a reader that needs one checks it (the gate rebuilds a JudgeResult
     # from the whole row, which checks them)
     PASSED_THROUGH: ClassVar[tuple[str, ...]] = (
         "method_reason", "rationale", "raw", "provider", "model", "error", "notes", "details", "parts", "item_id",
@@ -175,6 +185,12 @@ class ResultRow(BaseModel):
     def key(self) -> tuple[str, str] | None:
         """The row's :func:`join_key`."""
         return join_key({"doc_id": self.doc_id, "system_id": self.system_id})
+
+    @property
+    def row_id(self) -> str | None:
+        """The item the row belongs to, as :func:`judgesdk.records.rows.row_id` reads it from the file: its
+        ``id``, else ``doc_id:system_id``; None without either."""
+        return self.id if self.id is not None else composite_id({"doc_id": self.doc_id, "system_id": self.system_id})
 
 
 def parse_row(raw: Mapping[str, Any], where: str = "result row") -> ResultRow:

@@ -5,8 +5,12 @@ Every scorer module exposes one coroutine with the same contract::
 
     async def score(provider, item, criterion, options: ScorerOptions, method: str) -> JudgeResult
 
-and is found by method name through :func:`scorer_for` (imported lazily, so a method's dependencies
-load only when it is used). Shared steps live in ``common``.
+and declares each method it implements as a :class:`~judgesdk.scorers.spec.MethodSpec` (its options, whether its
+score is on the criterion's scale, whether it reads fused fits...): the rest of judgesdk reads those facts from
+the spec, never from a table of method names. :mod:`judgesdk.scorers.registry` finds a method's spec by name
+(built in, :func:`register`, or an entry point of the group ``judgesdk.methods``) and imports its module only
+when it is used, so a method's dependencies load only then; :func:`scorer_for` gives its coroutine. Shared
+steps live in ``common``.
 
 Also here: ``postprocess`` (Filtering and Binning over results, 002) and ``method_options`` (which option
 each method reads).
@@ -17,42 +21,8 @@ May import: :mod:`judgesdk.core`, :mod:`judgesdk.stats`, :mod:`judgesdk.provider
 
 from __future__ import annotations
 
-import importlib as _importlib
-from collections.abc import Awaitable as _Awaitable
-from collections.abc import Callable as _Callable
+from judgesdk.scorers.registry import is_method, method_names, method_spec, register, scorer_for, unregister
+from judgesdk.scorers.spec import MethodSpec, ScoreFn
 
-from judgesdk.core.errors import InputError as _InputError
-from judgesdk.core.types import Criterion as _Criterion
-from judgesdk.core.types import JudgeItem as _JudgeItem
-from judgesdk.core.types import JudgeResult as _JudgeResult
-from judgesdk.provider.protocol import Provider as _Provider
-from judgesdk.scorers.common import ScorerOptions as _ScorerOptions
+__all__ = ["MethodSpec", "ScoreFn", "is_method", "method_names", "method_spec", "register", "scorer_for", "unregister"]
 
-__all__ = ["METHODS", "ScoreFn", "scorer_for"]
-
-ScoreFn = _Callable[[_Provider, _JudgeItem, _Criterion, _ScorerOptions, str], _Awaitable[_JudgeResult]]
-
-# method name -> module under judgesdk.scorers
-METHODS: dict[str, str] = {
-    "auto": "auto",
-    "fused": "fused",
-    "geval": "likert",
-    "direct": "likert",
-    "sampling": "likert",
-    "rts": "rts_mcq",
-    "mcq": "rts_mcq",
-    "likelihood": "likelihood",
-    "synthetic": "synthetic",
-    "fusion": "fusion",
-    "decision": "decision",
-}
-
-
-def scorer_for(method: str) -> ScoreFn:
-    if method not in METHODS:
-        raise _InputError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
-    try:
-        module = _importlib.import_module(f"judgesdk.scorers.{METHODS[method]}")
-    except ModuleNotFoundError as exc:
-        raise _InputError(f"method {method!r} is not available in this build: {exc}") from exc
-    return module.score

@@ -19,6 +19,7 @@ from judgesdk.core.types import Criterion, JudgeItem, JudgeResult
 from judgesdk.provider.protocol import Provider
 from judgesdk.scorers import decision, fused, likert
 from judgesdk.scorers.common import ScorerOptions
+from judgesdk.scorers.spec import MethodSpec
 
 PROMPTED = "geval"
 # Benchmarks whose outputs are not summaries: `judgesdk bench` names them in the options (the prompted
@@ -83,7 +84,7 @@ def summary_rows(results: list[JudgeResult]) -> list[tuple[str, str]]:
             chosen = (part.details or {}).get("auto")
             if not isinstance(chosen, dict):
                 continue
-            if chosen.get("chose") == "fused":
+            if chosen.get("chose") == fused.FUSED.name:
                 fit = (part.details or {}).get("fit") or {}
                 key = f"{chosen.get('domain')}/{fit.get('variant', '?')}"
                 used[key] = used.get(key, 0) + 1
@@ -96,3 +97,13 @@ def summary_rows(results: list[JudgeResult]) -> list[tuple[str, str]]:
     if fallback:
         rows.append((f"auto fell back to {PROMPTED}", f"{fallback} (outside every fit's domain: {outside}; the rest: no fit or no model for the criterion)"))
     return rows
+
+
+AUTO = MethodSpec(
+    name="auto",
+    score=score,
+    options={fused.OPTION: "any", fused.LEVELS: "boolean", decision.BINNING_OPTION: "positive_integer"},
+    reads_fits=True,
+    decisions="chosen_after_fits",
+    resolves_per_criterion=True,
+)

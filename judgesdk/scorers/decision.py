@@ -46,6 +46,8 @@ from judgesdk.provider.decisions import (
 )
 from judgesdk.provider.protocol import GenerateRequest, GenerateResponse, Provider
 from judgesdk.scorers.common import ScorerOptions
+from judgesdk.scorers.registry import method_spec
+from judgesdk.scorers.spec import MethodSpec
 
 __all__ = ["BINNING_OPTION", "chosen", "decision_input", "question_for", "score", "score_criteria"]
 
@@ -57,21 +59,23 @@ _STATUS: dict[str, ResultStatus] = {"refused": "refused", "missing": "missing", 
 def chosen(provider: Provider, method: str, settings: EstimationSettings) -> tuple[bool, str]:
     """Whether ``method`` is answered by the decision path on ``provider``, and why (for ``method_reason``).
 
-    ``decision`` always is (a provider without decisions is a :class:`CapabilityError`, so a fallback chain
-    moves on); ``auto`` and ``geval`` are where the estimation settings let
+    Read from the method's :attr:`~judgesdk.scorers.spec.MethodSpec.decisions`: ``decision`` ("asked") always is
+    (a provider without decisions is a :class:`CapabilityError`, so a fallback chain moves on); ``auto`` and
+    ``geval`` ("chosen...") are where the estimation settings let
     :func:`~judgesdk.estimation.estimate.choose_method` pick ``decision`` (exact > decision > logprobs > sampling).
     """
     caps = provider.capabilities
-    if method == "decision":
+    path = method_spec(method).decisions
+    if path == "asked":
         if not caps.decisions:
             raise CapabilityError(
                 f"method 'decision' needs a provider that answers decision questions (kind 'systemone', or api 'decisions' on "
                 f"openai / litellm); {provider.kind}/{provider.model} does not"
             )
         return True, "method 'decision': the provider's own distribution from a decision request"
-    if method not in ("auto", "geval") or not caps.decisions or settings.method not in ("auto", "decision"):
+    if path == "never" or not caps.decisions or settings.method not in ("auto", "decision"):
         return False, ""
-    if method == "auto" and caps.loglikelihood and caps.exact_labels:  # the fused judge may answer: auto decides per criterion
+    if path == "chosen_after_fits" and caps.loglikelihood and caps.exact_labels:  # a fused fit may answer: it decides per criterion
         return False, ""
     picked, why = choose_method(caps, settings.method)
     return picked == "decision", f"{method} chose decision: {why}" if settings.method == "auto" else f"{method}: estimation method 'decision'"
@@ -100,7 +104,7 @@ class _Asked:
             notes.append("the server flags this answer unfitted: no model fitted for this criterion answered it")
             evidence["unfitted"] = True
         # what produced the number: "decision/<question type>", or "geval/decision" where geval was asked (as geval/exact)
-        named = "geval/decision" if method == "geval" else f"decision/{self.question.type}"
+        named = f"{method}/decision" if method_spec(method).decisions == "chosen" else f"decision/{self.question.type}"
         common = {"criterion": self.criterion.name, "method": named, "method_reason": reason, "item_id": item.id}
         if answer.status != "ok":
             why = answer.reason or answer.status
@@ -232,3 +236,6 @@ def comparison_question(criterion: Criterion, labels: Sequence[str]) -> ChoiceQu
         ),
         choices=(ChoiceOption(value=labels[0]), ChoiceOption(value=labels[1]), ChoiceOption(value="tie")),
     )
+
+
+DECISION = MethodSpec(name="decision", score=score, options={BINNING_OPTION: "positive_integer"}, decisions="asked")

@@ -29,6 +29,7 @@ from judgesdk.fused.model import CriterionModel, FusedModelFile, model_sha256
 from judgesdk.fused.signals import QUESTIONS, REFERENCE_LIKELIHOOD_FEATURES, UNCONDITIONAL_FEATURES, WITHOUT_CONTEXT_FEATURES, extract, features
 from judgesdk.provider.protocol import Provider
 from judgesdk.scorers.common import ScorerOptions
+from judgesdk.scorers.spec import MethodSpec
 
 OPTION = "fused_model"  # method_options key: path of a fit file made by `judgesdk calibrate --fused`
 LEVELS = "fused_levels"  # method_options key: true gives the result its predictive distribution over the scale's levels
@@ -218,3 +219,6 @@ async def score_with(
         },
         item_id=item.id,
     )
+
+
+FUSED = MethodSpec(name="fused", score=score, options={OPTION: "any", LEVELS: "boolean"}, reads_fits=True)

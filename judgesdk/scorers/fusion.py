@@ -75,6 +75,7 @@ from judgesdk.scorers.common import (
     template_override,
     template_values,
 )
+from judgesdk.scorers.spec import MethodSpec
 
 DEFAULT_K = 8  # 003 §3.1: 8 predictions
 DEFAULT_TEMPERATURE = 0.5  # 003 §3.1: PaLM2 at 0.5 (GPT-4 at 0.1)
@@ -451,3 +452,14 @@ __all__ = [
     "rouge_n",
     "score",
 ]
+
+
+FUSION = MethodSpec(
+    name="fusion",
+    score=score,
+    options={
+        "k": "any", "temperature": "non_negative_number", "assistants": "any", "task": "any", "plan": "any", "plans": "any",
+        "plan_max_tokens": "positive_integer", "grammar": "boolean",
+    },  # fmt: skip
+    forecast_approximation="later prompts embed generated texts (ladders, plans), counted at max_tokens each: an approximation",
+)

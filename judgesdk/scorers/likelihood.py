@@ -42,6 +42,7 @@ from judgesdk.scorers.common import (
     result_from_responses,
     template_values,
 )
+from judgesdk.scorers.spec import MethodSpec
 
 Normalization = Literal["mean", "sum", "ratio"]
 DEFAULT_TEMPLATE = "likelihood.generic"
@@ -180,3 +181,6 @@ def _result(
     )
 
 
+LIKELIHOOD = MethodSpec(
+    name="likelihood", score=score, options={"normalization": "any"}, off_scale="a log-probability", output_as_continuation=True
+)

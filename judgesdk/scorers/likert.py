@@ -20,6 +20,7 @@ from judgesdk.prompting.templates import Template, bundled_template_ids, load_te
 from judgesdk.provider.protocol import Provider
 from judgesdk.scorers import decision
 from judgesdk.scorers.common import ScorerOptions, result_from_estimate, template_values
+from judgesdk.scorers.spec import MethodSpec
 
 _METHOD_OF = {"direct": "parsed", "sampling": "sampling"}
 DEFAULT_TEMPLATE = "direct.likert"
@@ -51,3 +52,8 @@ def without_source_variant(template: Template) -> Template:
     if variant not in bundled_template_ids():
         raise MissingItemField(f"it has no 'source', which template {template.id!r} needs (it has no {variant!r} variant): pass source=...")
     return load_template(variant)
+
+
+GEVAL = MethodSpec(name="geval", score=score, decisions="chosen")
+DIRECT = MethodSpec(name="direct", score=score, options={"grammar": "boolean"})
+SAMPLING = MethodSpec(name="sampling", score=score, samples=True)

@@ -31,8 +31,9 @@ from judgesdk.core.errors import InputError
 from judgesdk.core.types import Criterion, JudgeItem, JudgeResult, ResultStatus, Scale
 from judgesdk.prompting.templates import Template, load_template
 from judgesdk.provider.protocol import Provider
-from judgesdk.scorers import decision, likert, scorer_for
+from judgesdk.scorers import decision, likert
 from judgesdk.scorers.common import ScorerOptions, criteria_block, greedy_response, template_values
+from judgesdk.scorers.registry import method_spec, scorer_for
 
 Guideline = Literal["human", "model"]
 _CRITERIA_SEPARATOR: dict[str, str] = {"human": ": ", "model": " - "}  # HG "Name: def", MG "Name - def"
@@ -257,9 +258,9 @@ async def score_with_rationale(
 
 
 def _family(results: list[JudgeResult], method: str) -> str:
-    """The method the parts were scored with (``auto`` resolves per criterion: name what it resolved to,
-    or ``mixed`` when the parts' scales differ)."""
+    """The method the parts were scored with (``auto`` resolves per criterion, ``MethodSpec.resolves_per_criterion``:
+    name what it resolved to, or ``mixed`` when the parts' scales differ)."""
     families = {r.method.split("/")[0] for r in results if r.score is not None}
-    if method != "auto" or not families:
+    if not method_spec(method).resolves_per_criterion or not families:
         return method
     return families.pop() if len(families) == 1 else "mixed"

@@ -33,6 +33,7 @@ from judgesdk.scorers.common import (
     result_from_responses,
     template_values,
 )
+from judgesdk.scorers.spec import MethodSpec
 
 PAPER_CRITERIA = ("coherence", "consistency", "fluency", "relevance")
 PAPER_SCALE = Scale.likert(1, 5)
@@ -118,3 +119,5 @@ async def score_mcq(provider: Provider, item: JudgeItem, criterion: Criterion, o
     return result_from_estimate(found, criterion, "mcq", item)
 
 
+RTS = MethodSpec(name="rts", score=score, options={"max_tokens": "positive_integer", "grammar": "boolean"})
+MCQ = MethodSpec(name="mcq", score=score)

@@ -52,6 +52,7 @@ from judgesdk.scorers.common import (
     variant_template,
     worst_status,
 )
+from judgesdk.scorers.spec import MethodSpec
 
 DEFAULT_RUNGS = 5  # 000 §2.1 (N = 5, the rating scale of SummEval and NewsRoom)
 PAPER_RUNGS = (2, 3, 5, 9)  # 000 Table 2
@@ -291,3 +292,12 @@ __all__ = [
     "score",
     "weighted_sum",
 ]
+
+
+SYNTHETIC = MethodSpec(
+    name="synthetic",
+    score=score,
+    options={"rungs": "any", "rung_max_tokens": "positive_integer", "prediction": "any", "comparison": "any", "ladders": "any"},
+    off_scale="a ranking score against a ladder of references",
+    forecast_approximation="later prompts embed generated texts (ladders, plans), counted at max_tokens each: an approximation",
+)

@@ -1,7 +1,8 @@
-"""Corrected estimates from a small human slice: PPI++ for a mean, Rogan–Gladen for a pass rate.
+"""A mean corrected from a small human slice: PPI++ and its cross-fit interval, and the difference of two.
 
-Plain functions on arrays; the gate kinds ``ppi_ci_lower`` and ``corrected_pass_rate``
-(:mod:`judgesdk.gate.checks`) and the label planner (:mod:`judgesdk.gate.slice`) call them.
+Plain functions on arrays; the gate kind ``ppi_ci_lower`` (:mod:`judgesdk.gate.checks`) and the label planner
+(:mod:`judgesdk.gate.slice`) call them. A pass rate's correction (Rogan–Gladen) is in :mod:`judgesdk.stats.pass_rate`;
+the plain intervals both report beside the corrected one in :mod:`judgesdk.stats.intervals`.
 
 **PPI++ mean** (Angelopoulos, Duchi, Zrnic 2023, "PPI++: Efficient Prediction-Powered Inference",
 arXiv:2311.01453). Human labels ``y`` and judge scores ``f`` on the n labelled items, judge scores
@@ -57,28 +58,6 @@ are another estimator, and the interval moves with the judge's scale. Coverage o
 simulated judges of every quality, bias and scale (n = 10-100), and ``ppi_regression``'s false fails: in
 benchmarks/README.md (``benchmarks/ppi_coverage_grid.py``).
 
-**Rogan–Gladen pass rate** (Rogan & Gladen 1978). The judge "passes" an item when its score is at or
-above a threshold; on the slice its sensitivity ``Se`` (share of human passes it passes) and specificity
-``Sp`` (share of human fails it fails) are estimated; the apparent pass rate ``p`` is the judge's on the
-unlabelled items (independent of the slice)::
-
-    pi = (p + Sp - 1) / (Se + Sp - 1)                          # clipped to [0, 1]
-
-CI: **delta method**, normal interval, clipped to [0, 1]::
-
-    var(pi) = [p(1-p)/N + pi^2 * Se~(1-Se~)/(n_pos+4) + (1-pi)^2 * Sp~(1-Sp~)/(n_neg+4)] / J^2
-
-with ``J = Se + Sp - 1`` (Youden's index) and ``Se~ = (x+2)/(n_pos+4)``, ``Sp~`` likewise
-(Agresti–Coull-style plug-ins for the *variances* only, so that a slice where the judge happened to be
-perfect does not claim zero uncertainty about Se or Sp; the point estimate uses the raw shares).
-
-It **refuses** (a :class:`PassRateRefusal` with the reason, which the gate reports as INCONCLUSIVE) when
-the slice has no human passes or no human fails (Se or Sp undefined), when ``J < min_youden`` (default
-0.2), or when the normal interval of ``J`` reaches 0. Why 0.2: the corrected rate's standard error is at
-least ``1/J`` times the apparent rate's, so below 0.2 it is more than five times as wide and the ratio
-rests on a denominator the slice barely separates from 0, where the delta method stops being a fair
-description; a judge whose pass/fail decisions are that close to a coin flip should be fixed (a better
-threshold or calibration) rather than corrected.
 """
 
 from __future__ import annotations
@@ -91,13 +70,10 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 from scipy import optimize, special, stats
 
+from judgesdk.stats.intervals import Interval, finite_array, mean_interval, normal_quantile
+
 __all__ = [
-    "DEFAULT_MIN_YOUDEN",
-    "Interval",
     "PPIMean",
-    "PassRateRefusal",
-    "RoganGladen",
-    "mean_interval",
     "PPIMethod",
     "ppi_lambda",
     "ppi_difference",
@@ -106,28 +82,9 @@ __all__ = [
     "ppi_mean",
     "ppi_pseudo_values",
     "ppi_se",
-    "proportion_interval",
-    "rogan_gladen",
 ]
 
-DEFAULT_MIN_YOUDEN = 0.2
 PPIMethod = Literal["cross-fit", "ppi++"]
-
-
-class Interval(BaseModel):
-    """A point estimate with its two-sided interval, and the number of observations it rests on."""
-
-    model_config = ConfigDict(frozen=True)
-
-    estimate: float
-    low: float
-    high: float
-    n: int
-    method: str
-
-    @property
-    def width(self) -> float:
-        return self.high - self.low
 
 
 class PPIMean(BaseModel):
@@ -151,78 +108,9 @@ class PPIMean(BaseModel):
 
     def corrected_at(self, confidence: float) -> Interval:
         """The corrected interval rebuilt at another confidence from the same estimate, standard error and skewness."""
-        q = _z(confidence) if self.method == "ppi++" else float(stats.t.ppf(1 - (1 - confidence) / 2, self.n_labelled - 1))
+        q = normal_quantile(confidence) if self.method == "ppi++" else float(stats.t.ppf(1 - (1 - confidence) / 2, self.n_labelled - 1))
         name = "PPI++" if self.method == "ppi++" else "PPI++ cross-fit, jackknife, t"
         return _interval(self.corrected.estimate, self.se, q, self.bounds, self.n_labelled, name, confidence, self.skew)
-
-
-class RoganGladen(BaseModel):
-    """A Rogan–Gladen corrected pass rate with the judge's sensitivity and specificity on the slice."""
-
-    model_config = ConfigDict(frozen=True)
-
-    corrected: Interval
-    human_only: Interval  # the slice's human pass rate (Wilson interval)
-    judge_only: Interval  # the judge's pass rate over every scored item, uncorrected (Wilson interval)
-    confidence: float
-    apparent: float  # judge pass rate on the unlabelled items, the p of the formula
-    sensitivity: float
-    specificity: float
-    youden: float  # Se + Sp - 1
-    n_pos: int  # human passes in the slice
-    n_neg: int  # human fails in the slice
-    n_unlabelled: int
-    clipped: bool  # the raw estimate fell outside [0, 1]
-
-
-class PassRateRefusal(BaseModel):
-    """Rogan–Gladen declined: the judge's pass/fail carries too little signal on the slice (or it cannot tell)."""
-
-    model_config = ConfigDict(frozen=True)
-
-    reason: str
-    sensitivity: float | None
-    specificity: float | None
-    youden: float | None
-    n_pos: int
-    n_neg: int
-    human_only: Interval
-    judge_only: Interval
-
-
-def _z(confidence: float) -> float:
-    if not 0.0 < confidence < 1.0:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
-    return float(stats.norm.ppf(1 - (1 - confidence) / 2))
-
-
-def _array(values: Sequence[float] | np.ndarray, name: str) -> np.ndarray:
-    a = np.asarray(values, dtype=float).reshape(-1)
-    if not np.all(np.isfinite(a)):
-        raise ValueError(f"{name} must be finite numbers")
-    return a
-
-
-def mean_interval(values: Sequence[float] | np.ndarray, confidence: float = 0.95, method: str = "normal") -> Interval:
-    """Mean with the normal (CLT) interval ``mean -/+ z * sd / sqrt(n)`` (sd with ddof 0, as ppi_py's
-    ``classical_mean_ci``), i.e. PPI++ with lam = 0."""
-    v = _array(values, "values")
-    if len(v) == 0:
-        raise ValueError("no values")
-    mean = float(v.mean())
-    half = _z(confidence) * float(v.std()) / math.sqrt(len(v))
-    return Interval(estimate=mean, low=mean - half, high=mean + half, n=len(v), method=method)
-
-
-def proportion_interval(successes: int, n: int, confidence: float = 0.95) -> Interval:
-    """A share with its Wilson score interval (honest near 0 and 1, unlike the Wald interval)."""
-    if n <= 0:
-        raise ValueError("no observations")
-    z = _z(confidence)
-    p = successes / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return Interval(estimate=p, low=max(0.0, centre - half), high=min(1.0, centre + half), n=n, method="wilson")
 
 
 def ppi_lambda(human: np.ndarray, judge_labelled: np.ndarray, judge_unlabelled: np.ndarray, clip: bool = True) -> float:
@@ -384,9 +272,9 @@ def ppi_mean(
     label scale's ends (e.g. ``(1, 5)``), used by ``cross-fit`` only; ``method="ppi++"`` is ppi-python's
     ``ppi_mean_ci`` term for term. Raises ValueError on mismatched or too few inputs (n >= 2), bad bounds.
     """
-    y = _array(human, "human labels")
-    f = _array(judge_labelled, "judge scores on the labelled items")
-    fu = _array(judge_unlabelled, "judge scores on the unlabelled items")
+    y = finite_array(human, "human labels")
+    f = finite_array(judge_labelled, "judge scores on the labelled items")
+    fu = finite_array(judge_unlabelled, "judge scores on the unlabelled items")
     if len(y) != len(f):
         raise ValueError(f"{len(y)} human labels but {len(f)} judge scores for them: pair them by item")
     if len(y) < 2:
@@ -395,7 +283,7 @@ def ppi_mean(
         raise ValueError(f"method must be 'cross-fit' or 'ppi++', got {method!r}")
     if bounds is not None and not (math.isfinite(bounds[0]) and math.isfinite(bounds[1]) and bounds[0] < bounds[1]):
         raise ValueError(f"bounds must be two finite numbers, low < high, got {bounds}")
-    n, z = len(y), _z(confidence)
+    n, z = len(y), normal_quantile(confidence)
     if method == "ppi++":
         q, edges, name, fc, fuc = z, None, "PPI++", f, fu
         lams: float | np.ndarray = ppi_lambda(y, f, fu, clip) if lam is None else float(lam)
@@ -459,80 +347,3 @@ def ppi_drop_p(new: PPIMean, old: PPIMean, max_drop: float = 0.0) -> float:
     if limit(1 - tiny) > 0:
         return 1.0
     return float(optimize.brentq(limit, tiny, 1 - tiny, xtol=1e-12))
-
-
-def rogan_gladen(
-    human_pass: Sequence[bool] | np.ndarray,
-    judge_pass_labelled: Sequence[bool] | np.ndarray,
-    judge_pass_unlabelled: Sequence[bool] | np.ndarray,
-    *,
-    confidence: float = 0.95,
-    min_youden: float = DEFAULT_MIN_YOUDEN,
-) -> RoganGladen | PassRateRefusal:
-    """The Rogan–Gladen corrected human pass rate, or a refusal saying why (rules in the module docstring).
-
-    ``human_pass[i]`` and ``judge_pass_labelled[i]`` are the human's and the judge's pass/fail on the same
-    labelled item; ``judge_pass_unlabelled`` the judge's pass/fail on the other items of the run.
-    """
-    h = np.asarray(human_pass, dtype=bool).reshape(-1)
-    g = np.asarray(judge_pass_labelled, dtype=bool).reshape(-1)
-    gu = np.asarray(judge_pass_unlabelled, dtype=bool).reshape(-1)
-    if len(h) != len(g):
-        raise ValueError(f"{len(h)} human labels but {len(g)} judge decisions for them: pair them by item")
-    if len(h) == 0:
-        raise ValueError("no labelled items")
-    z = _z(confidence)
-    n_pos, n_neg = int(h.sum()), int((~h).sum())
-    human_only = proportion_interval(n_pos, len(h), confidence)
-    everything = np.concatenate([g, gu])
-    judge_only = proportion_interval(int(everything.sum()), len(everything), confidence)
-    se_hat = float(g[h].mean()) if n_pos else None
-    sp_hat = float((~g[~h]).mean()) if n_neg else None
-
-    def refuse(reason: str, youden: float | None = None) -> PassRateRefusal:
-        return PassRateRefusal(
-            reason=reason, sensitivity=se_hat, specificity=sp_hat, youden=youden, n_pos=n_pos, n_neg=n_neg,
-            human_only=human_only, judge_only=judge_only,
-        )  # fmt: skip
-
-    if se_hat is None or sp_hat is None:
-        which = "passes" if se_hat is None else "fails"
-        return refuse(
-            f"the slice has no human {which} ({n_pos} pass, {n_neg} fail), so the judge's "
-            f"{'sensitivity' if se_hat is None else 'specificity'} cannot be estimated; label more items"
-        )
-    youden = se_hat + sp_hat - 1
-    se_t, sp_t = (h & g).sum() + 2, (~h & ~g).sum() + 2
-    se_tilde, sp_tilde = se_t / (n_pos + 4), sp_t / (n_neg + 4)
-    var_se, var_sp = se_tilde * (1 - se_tilde) / (n_pos + 4), sp_tilde * (1 - sp_tilde) / (n_neg + 4)
-    if youden < min_youden:
-        return refuse(
-            f"the judge's sensitivity {se_hat:.3f} + specificity {sp_hat:.3f} - 1 = {youden:.3f} is below "
-            f"{min_youden:g}: its pass/fail is too close to chance on the slice for a correction to mean anything",
-            youden,
-        )
-    youden_low = youden - z * math.sqrt(var_se + var_sp)
-    if youden_low <= 0:
-        return refuse(
-            f"sensitivity + specificity - 1 = {youden:.3f}, but its {confidence:.0%} interval reaches "
-            f"{youden_low:.3f} <= 0 ({n_pos} human passes, {n_neg} fails): the slice cannot tell the judge from chance; "
-            "label more items",
-            youden,
-        )
-    if len(gu) == 0:  # everything is labelled: the correction returns the human rate exactly
-        apparent, raw = float(g.mean()), human_only.estimate
-        corrected = human_only.model_copy(update={"method": "labels only (every item is labelled)"})
-    else:
-        apparent = float(gu.mean())
-        raw = (apparent + sp_hat - 1) / youden
-        pi = min(1.0, max(0.0, raw))
-        var = (apparent * (1 - apparent) / len(gu) + pi**2 * var_se + (1 - pi) ** 2 * var_sp) / youden**2
-        half = z * math.sqrt(var)
-        corrected = Interval(
-            estimate=pi, low=max(0.0, pi - half), high=min(1.0, pi + half), n=len(h), method="Rogan-Gladen (delta method)"
-        )
-    return RoganGladen(
-        corrected=corrected, human_only=human_only, judge_only=judge_only, confidence=confidence, apparent=apparent,
-        sensitivity=se_hat, specificity=sp_hat, youden=youden, n_pos=n_pos, n_neg=n_neg, n_unlabelled=len(gu),
-        clipped=raw != corrected.estimate,
-    )  # fmt: skip

@@ -69,6 +69,8 @@ def read_run(path: str | Path, name: str | None = None) -> Run:
         parts = []
         for file in files:
             read = read_results(file, lenient=True)  # a row that does not validate is shown, with why
+            # the untyped rows, on purpose: the page shows every field a row holds, as the file holds it (a row that
+            # does not validate included), and a remote run (read_folder) gives its rows as dicts too
             parts.append((str(file), read.raw, read.skipped))
     rows: dict[Key, dict[str, Any]] = {}
     n_lines = skipped = 0

@@ -32,7 +32,7 @@ from judgesdk.judging.judge_config import load_config
 from judgesdk.provider import registry
 from judgesdk.provider.settings import ProviderConfig
 from judgesdk.provider.stack import build_adapter
-from judgesdk.scorers.method_options import COMPARISON_KEYS, METHOD_KEYS, known_keys
+from judgesdk.scorers.method_options import COMPARISON_KEYS, known_keys
 
 from support.batch_server import BatchServer
 from support.hostile import CLEARED_ENV, REFUSING, SECRET, assert_one_line_error, run
@@ -200,14 +200,18 @@ _READS = re.compile(r"""extra(?:\.get\(|\[)\s*["'](\w+)["']|\.store\(\s*["'](\w+
 
 
 def test_the_option_table_lists_every_key_the_scorers_read():
-    """``judgesdk.scorers.method_options`` is what makes typos errors: a key a scorer reads but the table lacks
-    would be refused, so the table must follow the scorers."""
+    """``judgesdk.scorers.method_options`` is what makes typos errors: a key a scorer reads but no method's spec
+    declares would be refused, so the specs must follow the scorers; and methods sharing a key agree on its type."""
     read = {key for path in SCORERS.rglob("*.py") for match in _READS.finditer(path.read_text()) for key in match.groups() if key}
     assert {"rungs", "k", "normalization", "max_tokens", "labels", "fused_model"} <= read  # the pattern finds them
     assert read <= set(known_keys()), sorted(read - set(known_keys()))
-    from judgesdk.scorers import METHODS
+    from judgesdk.scorers import method_names, method_spec
 
-    assert set(METHODS) <= set(METHOD_KEYS), sorted(set(METHODS) - set(METHOD_KEYS))
+    types: dict[str, set[str]] = {}
+    for name in method_names():
+        for key, kind in method_spec(name).options.items():
+            types.setdefault(key, set()).add(kind)
+    assert all(len(kinds) == 1 for kinds in types.values()), {key: kinds for key, kinds in types.items() if len(kinds) > 1}
     assert set(COMPARISON_KEYS) <= read
 
 

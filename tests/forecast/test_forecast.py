@@ -229,17 +229,17 @@ RULES = ("RESTORE_MIN_GAIN", "SAVE_MIN_DISCARD", "CELL_ALIGN", "ROW_GROUP", "PAR
 
 def test_the_replay_and_the_local_provider_read_one_set_of_prefix_rules():
     """Neither the estimate's replay nor the provider's modules define a rule of their own (a number assigned to one
-    of the rules' names, or their own label-path function): both read providers/llamacpp_rules.py, so a change to
+    of the rules' names, or their own label-path function): both read providers/llamacpp/rules.py, so a change to
     prefix reuse moves the estimate with it. Read from source: no llama-cpp-python needed."""
     import ast
 
-    from judgesdk.providers import llamacpp_rules as rules
+    from judgesdk.providers.llamacpp import rules
 
     repo = Path(__file__).resolve().parents[2]
-    readers = [repo / "judgesdk" / "forecast" / "kv_replay.py", *sorted((repo / "providers").glob("llamacpp*.py"))]
+    readers = [repo / "judgesdk" / "forecast" / "kv_replay.py", *sorted((repo / "providers" / "llamacpp").glob("*.py"))]
     own = []
     for path in readers:
-        if path.name == "llamacpp_rules.py":
+        if path.name == "rules.py":
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
@@ -258,15 +258,15 @@ def test_the_shared_rules_import_without_llama_cpp_or_numpy():
     import subprocess
     import sys
 
-    code = "import sys; sys.modules['llama_cpp'] = None; sys.modules['numpy'] = None\nimport judgesdk.providers.llamacpp_rules"
+    code = "import sys; sys.modules['llama_cpp'] = None; sys.modules['numpy'] = None\nimport judgesdk.providers.llamacpp.rules"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
 
 
 def test_the_local_provider_keeps_the_rules_it_reads():
-    prefix = pytest.importorskip("judgesdk.providers.llamacpp_prefix")
+    prefix = pytest.importorskip("judgesdk.providers.llamacpp.prefix")
     llamacpp = pytest.importorskip("judgesdk.providers.llamacpp")
-    from judgesdk.providers import llamacpp_rules as rules
+    from judgesdk.providers.llamacpp import rules
 
     assert (prefix.PrefixCache.RESTORE_MIN_GAIN, prefix.PrefixCache.SAVE_MIN_DISCARD) == (rules.RESTORE_MIN_GAIN, rules.SAVE_MIN_DISCARD)
     assert (prefix.CELL_ALIGN, prefix.ROW_GROUP, llamacpp.LlamaCppProvider.PARALLEL_MAX_SUFFIX) == (rules.CELL_ALIGN, rules.ROW_GROUP, rules.PARALLEL_MAX_SUFFIX)

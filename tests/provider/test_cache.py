@@ -10,7 +10,6 @@ from judgesdk.core.errors import (
     RateLimitError,
     RetriesExhaustedError,
     TransientError,
-    error_from_status,
 )
 from judgesdk.provider.layers.cache import CachedProvider, cache_key, cache_stats, clear_cache, open_cache
 from judgesdk.provider.layers.retry import RetryingProvider, RetryPolicy
@@ -33,28 +32,6 @@ class Failing(ScriptedProvider):
             self.calls.append(request)
             raise self.errors.pop(0)
         return await super().generate(request)
-
-
-@pytest.mark.parametrize(
-    "status,kind",
-    [(408, TransientError), (409, TransientError), (429, RateLimitError), (500, TransientError), (503, TransientError),
-     (400, PermanentError), (401, AuthError), (403, AuthError), (404, PermanentError)],
-)
-def test_status_classification(status, kind):
-    err = error_from_status(status, "boom", provider="x")
-    assert type(err) is kind
-
-
-def test_quota_exhausted_429_is_permanent():
-    err = error_from_status(429, "You exceeded your current quota", provider="x", body={"code": "insufficient_quota"})
-    assert isinstance(err, QuotaExhaustedError) and not isinstance(err, TransientError)
-
-
-def test_retry_after_header_is_read():
-    err = error_from_status(429, "slow down", provider="x", headers={"retry-after": "2"})
-    assert err.retry_after == 2.0
-    err = error_from_status(503, "busy", provider="x", headers={"retry-after-ms": "250"})
-    assert err.retry_after == 0.25
 
 
 async def test_transient_errors_are_retried_until_success():

@@ -1,7 +1,7 @@
 """What the cache key names (issue 29 item 3, issue 28 item 5): the whole base URL, and every typed provider option that
 can change an answer. The audit walks every built-in provider kind's typed options (and the provider settings beside
-them): each one either changes the cache key or is declared answer-neutral, with its reason, in
-judgesdk/provider/neutral.py."""
+them): each one either changes the cache key or is declared answer-neutral, with its reason, by its adapter
+(``ProviderSpec.answer_neutral``; the settings beside the options: ``ANSWER_NEUTRAL_SETTINGS``)."""
 
 from __future__ import annotations
 
@@ -13,9 +13,8 @@ from pydantic import BaseModel
 
 from judgesdk.provider.layers.cache import cache_key
 from judgesdk.provider.layers.retry import RetryingProvider, RetryPolicy
-from judgesdk.provider.neutral import ANSWER_NEUTRAL, SETTINGS
 from judgesdk.provider.protocol import GenerateRequest, Message, settings_of
-from judgesdk.provider.registry import BUILT_IN, ProviderSettings, provider_spec
+from judgesdk.provider.registry import ANSWER_NEUTRAL_SETTINGS, BUILT_IN, ProviderSettings, provider_spec
 
 REQUEST = GenerateRequest(messages=(Message(role="user", content="hello"),))
 
@@ -95,9 +94,9 @@ KINDS = sorted(kind for kind in BUILT_IN if kind != "scripted")  # the scripted 
 def a_gpu_build(monkeypatch):
     """A build of llama.cpp with GPU offload, as far as the key is concerned: n_gpu_layers and op_offload only
     change an answer where llama.cpp can offload (on a CPU build they change nothing at all)."""
-    from judgesdk.providers import _llama_compat
+    from judgesdk.providers.llamacpp import compat
 
-    monkeypatch.setattr(_llama_compat, "supports_gpu_offload", lambda: True)
+    monkeypatch.setattr(compat, "supports_gpu_offload", lambda: True)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
 
@@ -109,10 +108,10 @@ def test_every_typed_option_changes_the_key_or_is_declared_answer_neutral(kind, 
         base = _build(kind, {}, {}, tmp_path)
     except Exception as exc:  # an extra that is not installed
         pytest.skip(f"the {kind} provider cannot be built here: {exc}")
-    neutral = ANSWER_NEUTRAL.get(kind, {})
+    neutral = spec.answer_neutral
     options: type[BaseModel] = spec.options
     unknown = set(neutral) - set(options.model_fields)
-    assert not unknown, f"judgesdk/provider/neutral.py declares options {kind} does not have: {sorted(unknown)}"
+    assert not unknown, f"the {kind} adapter's ProviderSpec.answer_neutral declares options it does not have: {sorted(unknown)}"
     for name, field in options.model_fields.items():
         if name in neutral:
             assert len(neutral[name]) > 20, f"{kind}.{name} is declared answer-neutral without a reason"
@@ -121,7 +120,7 @@ def test_every_typed_option_changes_the_key_or_is_declared_answer_neutral(kind, 
         other = _build(kind, {name: value}, {}, tmp_path)
         assert cache_key(other, REQUEST) != cache_key(base, REQUEST), (
             f"option {name} of provider {kind} can change an answer but not the cache key: key it (answer_settings) or declare it "
-            "answer-neutral with the reason in judgesdk/provider/neutral.py"
+            "answer-neutral with the reason in its adapter's ProviderSpec(answer_neutral=...)"
         )
 
 
@@ -130,8 +129,9 @@ def test_the_provider_settings_beside_the_options_are_keyed_or_declared():
     declared neutral. A new field of ProviderSettings fails here until it is one or the other."""
     keyed = {"kind", "model", "base_url", "api"}
     fields = {f for f in ProviderSettings.__dataclass_fields__}
-    assert fields - keyed == set(SETTINGS), f"declare these ProviderSettings fields in judgesdk/provider/neutral.py: {sorted(fields - keyed - set(SETTINGS))}"
-    assert all(len(reason) > 20 for reason in SETTINGS.values())
+    declared = set(ANSWER_NEUTRAL_SETTINGS)
+    assert fields - keyed == declared, f"declare these ProviderSettings fields in ANSWER_NEUTRAL_SETTINGS: {sorted(fields - keyed - declared)}"
+    assert all(len(reason) > 20 for reason in ANSWER_NEUTRAL_SETTINGS.values())
 
 
 @pytest.mark.parametrize(("kind", "apis"), [("openai", ("chat", "completions")), ("litellm", ("chat", "decisions", "systemone"))])

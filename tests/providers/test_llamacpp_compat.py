@@ -18,7 +18,7 @@ llama_cpp = pytest.importorskip("llama_cpp")
 from packaging.requirements import Requirement  # noqa: E402
 from packaging.version import Version  # noqa: E402
 
-from judgesdk.providers import _llama_compat as compat  # noqa: E402
+from judgesdk.providers.llamacpp import compat  # noqa: E402
 
 from support.source import parse  # noqa: E402  (tests/support/source.py: ast.parse that survives CPython 3.11's recursion-depth bug)
 
@@ -29,7 +29,8 @@ else:  # pragma: no cover
 
 REPO = Path(__file__).resolve().parents[2]
 PROVIDERS = REPO / "providers"
-COMPAT = PROVIDERS / "_llama_compat.py"
+LLAMA = PROVIDERS / "llamacpp"
+COMPAT = LLAMA / "compat.py"
 
 
 def declared_ranges() -> dict[str, Requirement]:
@@ -56,7 +57,7 @@ def test_the_installed_version_is_inside_the_declared_range():
 
 @pytest.mark.parametrize("name", compat.MODULE_ATTRIBUTES)
 def test_llama_cpp_has_each_module_attribute(name):
-    assert hasattr(llama_cpp, name), f"llama_cpp.{name} is gone: update providers/_llama_compat.py"
+    assert hasattr(llama_cpp, name), f"llama_cpp.{name} is gone: update providers/llamacpp/compat.py"
 
 
 @pytest.mark.parametrize("name,arity", compat.C_FUNCTIONS.items())
@@ -122,7 +123,7 @@ def test_the_compat_lists_name_every_attribute_its_code_touches():
                 unlisted.append(f"{base}.{node.attr}")
         elif node.attr.startswith("_"):  # a private attribute of something the lists do not cover
             unlisted.append(f"{base}.{node.attr}")
-    assert not unlisted, f"providers/_llama_compat.py uses names its lists do not declare: {unlisted}"
+    assert not unlisted, f"providers/llamacpp/compat.py uses names its lists do not declare: {unlisted}"
 
 
 def private_uses(path: Path) -> list[str]:
@@ -142,8 +143,8 @@ def private_uses(path: Path) -> list[str]:
 
 
 def test_no_other_llama_module_uses_private_attributes_or_the_c_api():
-    modules = sorted(PROVIDERS.glob("llamacpp*.py"))
-    assert len(modules) >= 4
+    modules = sorted(m for m in LLAMA.glob("*.py") if m.name not in ("compat.py", "load_order.py"))  # the two that import llama_cpp
+    assert len(modules) >= 8
     uses = {m.name: private_uses(m) for m in modules}
     assert all(not found for found in uses.values()), uses
 
@@ -153,7 +154,7 @@ def test_no_other_llama_module_uses_private_attributes_or_the_c_api():
 
 @pytest.mark.integration
 def test_every_compat_function_works_on_a_loaded_model(gguf_path):
-    from judgesdk.providers.llamacpp_load import load_llama
+    from judgesdk.providers.llamacpp.load import load_llama
 
     settings = {"model_path": str(gguf_path), "n_ctx": 256, "n_batch": 64, "n_threads": 1, "logits_all": False, "verbose": False}
     llm = load_llama(settings, n_seq=3, kind="local")  # parallel sequences: the context is rebuilt
@@ -187,7 +188,7 @@ def test_every_compat_function_works_on_a_loaded_model(gguf_path):
 
 
 def test_the_llama_modules_import_each_other_without_cycles():
-    modules = {m.stem: m for m in [*PROVIDERS.glob("llamacpp*.py"), COMPAT]}
+    modules = {m.stem: m for m in LLAMA.glob("*.py") if m.stem != "__init__"}
     edges = {}
     for name, path in modules.items():
         imported = set()
@@ -199,21 +200,22 @@ def test_the_llama_modules_import_each_other_without_cycles():
     def reaches(start: str, goal: str, seen: set[str]) -> bool:
         return any(n == goal or (n not in seen and reaches(n, goal, seen | {n})) for n in edges[start])
 
-    assert edges["_llama_compat"] == set()  # the compat module is the bottom: it imports none of the others
+    assert edges["load_order"] == set()  # the bottom: the one importer of llama_cpp
+    assert edges["compat"] == {"load_order"}  # above it, the compat module imports none of the others
     assert not [m for m in modules if reaches(m, m, set())], edges
 
 
 @pytest.mark.parametrize("given, expected", [(None, "PASSIVE"), ("ACTIVE", "ACTIVE")])
 def test_llama_cpp_is_imported_one_way_with_a_passive_openmp_wait_policy_unless_one_is_named(given, expected):
     """libgomp reads ``OMP_WAIT_POLICY`` once, when llama.cpp loads it: the one importer
-    (``_load_order.import_llama``) defaults it to PASSIVE beforehand and keeps a policy the user named. A fresh
+    (``load_order.import_llama``) defaults it to PASSIVE beforehand and keeps a policy the user named. A fresh
     process, since the variable is read once per process."""
     import os
     import subprocess
 
     env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"} | ({"OMP_WAIT_POLICY": given} if given else {})
-    code = "import os, judgesdk.providers._llama_compat as c; assert c.llama_cpp is not None; print(os.environ['OMP_WAIT_POLICY'])"
+    code = "import os, judgesdk.providers.llamacpp.compat as c; assert c.llama_cpp is not None; print(os.environ['OMP_WAIT_POLICY'])"
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == expected
-    sources = [p for p in (REPO / "providers").glob("*.py") if "OMP_WAIT_POLICY\", \"PASSIVE\")" in p.read_text()]
-    assert [p.name for p in sources] == ["_load_order.py"]  # one owner of the default
+    sources = [p for p in (REPO / "providers").rglob("*.py") if "OMP_WAIT_POLICY\", \"PASSIVE\")" in p.read_text()]
+    assert [p.relative_to(PROVIDERS).as_posix() for p in sources] == ["llamacpp/load_order.py"]  # one owner of the default

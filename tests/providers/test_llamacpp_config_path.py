@@ -3,7 +3,7 @@ llama.cpp's libraries load before numpy's C++ runtime (issue 30, item 8).
 
 On one H200 (benchmarks/README.md, "The local provider on a CUDA build") loading a model crashed the process in
 every start where numpy had been imported before ``llama_cpp`` and in none where ``llama_cpp`` came first
-(``providers/_load_order.py``); ``judgesdk score`` and ``Judge.from_config`` crashed because judgesdk imports numpy
+(``providers/llamacpp/load_order.py``); ``judgesdk score`` and ``Judge.from_config`` crashed because judgesdk imports numpy
 itself. Each case runs here in a fresh process, on CPU, with the kwargs of the failing GPU run (n_ctx=4096,
 n_batch=512, n_threads=16, logits_all=False, n_gpu_layers=-1), the GPU build simulated where it matters."""
 
@@ -89,13 +89,13 @@ if numpy_first:
 spec = importlib.util.find_spec("judgesdk")
 import pathlib
 root = pathlib.Path(spec.origin).parent
-candidates = [root / "providers" / "_load_order.py", root.parent / "providers" / "_load_order.py"]
+candidates = [root / "providers" / "llamacpp" / "load_order.py", root.parent / "providers" / "llamacpp" / "load_order.py"]
 source = next(c for c in candidates if c.exists())
-module_spec = importlib.util.spec_from_file_location("judgesdk.providers._load_order", source)
+module_spec = importlib.util.spec_from_file_location("judgesdk.providers.llamacpp.load_order", source)
 order = importlib.util.module_from_spec(module_spec)
 module_spec.loader.exec_module(order)
 order.gpu_build = lambda: True  # a CUDA build, here on CPU
-sys.modules["judgesdk.providers._load_order"] = order
+sys.modules["judgesdk.providers.llamacpp.load_order"] = order
 import judgesdk  # its __init__ calls load_llama_first() before anything imports numpy
 libraries = order.loaded_libraries()  # in load order
 first = lambda prefix: next(i for i, name in enumerate(libraries) if name.startswith(prefix))
@@ -125,7 +125,7 @@ def _order(path: Path, how: str) -> dict:
 
 
 def test_on_a_gpu_build_import_judgesdk_loads_llama_cpp_before_numpy_and_the_model_loads(gguf_path):
-    """The order that held in 22 of 22 processes on an H200 (``providers/_load_order.py``): ``import judgesdk``
+    """The order that held in 22 of 22 processes on an H200 (``providers/llamacpp/load_order.py``): ``import judgesdk``
     on a GPU build brings ``llama_cpp`` (and the C++ runtime, as its dependency) in before numpy, so the local
     provider starts and scores. Run on CPU with the build taken for a GPU build."""
     run = _order(gguf_path, "judgesdk_first")
@@ -145,7 +145,7 @@ def test_the_load_order_reads_the_dynamic_linker_and_imports_nothing_on_cpu_buil
     """``cxx_runtime_loaded_first`` follows the real load order (numpy first: True; llama_cpp first: False), and
     on a CPU build ``import judgesdk`` imports neither llama_cpp nor numpy (CPU builds never crashed)."""
     probe = (
-        "import sys\n{first}\nfrom judgesdk.providers._load_order import cxx_runtime_loaded_first, gpu_build\n"
+        "import sys\n{first}\nfrom judgesdk.providers.llamacpp.load_order import cxx_runtime_loaded_first, gpu_build\n"
         "print(cxx_runtime_loaded_first(), gpu_build())"
     )
     seen = {}
@@ -168,8 +168,7 @@ def test_op_offload_reaches_llama_only_when_set(tmp_path, given, passed):
     identity is the file's alone, so CPU caches keep their keys."""
     from judgesdk.provider.settings import ProviderConfig
     from judgesdk.provider.stack import build_adapter
-    from judgesdk.providers import _llama_compat as compat
-    from judgesdk.providers.llamacpp import content_sha256
+    from judgesdk.providers.llamacpp import compat, content_sha256
 
     model = tmp_path / "m.gguf"
     model.write_bytes(b"GGUF" + bytes(64))  # checked when built, loaded only on first use

@@ -18,7 +18,7 @@ import pytest
 
 from judgesdk.provider.protocol import GenerateRequest, Message
 from judgesdk.providers.llamacpp import LlamaCppProvider
-from judgesdk.providers.llamacpp_load import vocab_adds_space_prefix
+from judgesdk.providers.llamacpp.load import vocab_adds_space_prefix
 
 pytest.importorskip("llama_cpp")
 
@@ -45,7 +45,7 @@ def test_which_vocabularies_add_a_space_prefix_read_from_the_file_as_llama_cpp_t
 
 def test_an_unreadable_file_has_no_vocabulary_to_read(tmp_path: Path):
     from judgesdk.core.errors import UnavailableError
-    from judgesdk.providers.llamacpp_load import gguf_metadata
+    from judgesdk.providers.llamacpp.load import gguf_metadata
 
     truncated = tmp_path / "truncated.gguf"
     truncated.write_bytes(b"GGUF" + (3).to_bytes(4, "little") + (0).to_bytes(8, "little") + (5).to_bytes(8, "little") + b"\x09")

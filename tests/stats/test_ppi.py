@@ -28,7 +28,8 @@ from judgesdk.gate import (
     rogan_gladen,
 )
 from judgesdk.records.labels import HumanLabels, read_labels
-from judgesdk.stats.ppi import mean_interval, ppi_lambda, ppi_lambdas_left_out, proportion_interval
+from judgesdk.stats.intervals import mean_interval, proportion_interval
+from judgesdk.stats.ppi import ppi_lambda, ppi_lambdas_left_out
 
 from support.ppi_runs import gate_file, gate_of, population, write_run
 

@@ -322,28 +322,38 @@ def test_the_top_of_the_package_stays_small():
 
 
 def test_adapters_import_what_is_on_disk():
-    """Every import in the repository's providers/ resolves to a file on disk: siblings relatively (``from ._sdk
-    import x``), judgesdk's own modules under judgesdk/; never ``judgesdk.providers.*``, a path that exists only
-    after installation (pyproject.toml maps providers/ to it)."""
+    """Every import in the repository's providers/ (its subfolders too, e.g. ``llamacpp/``) resolves to a file on
+    disk: siblings relatively (``from ._sdk import x``, ``from . import compat``; ``..`` for the folder above, never
+    out of providers/), judgesdk's own modules under judgesdk/; never ``judgesdk.providers.*``, a path that exists
+    only after installation (pyproject.toml maps providers/ to it)."""
+    root = REPO / "providers"
     problems = []
-    for path in sorted((REPO / "providers").glob("*.py")):
+    for path in sorted(root.rglob("*.py")):
+        where = path.relative_to(root).as_posix()
         for node in ast.walk(parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.ImportFrom) and node.level == 1:
-                target = REPO / "providers" / f"{node.module}.py" if node.module else None
-                names = [] if node.module else [REPO / "providers" / f"{a.name}.py" for a in node.names]
-                for file in ([target] if target else names):
-                    if not file.exists():
-                        problems.append(f"{path.name}:{node.lineno}: relative import of {file.name}, which is not in providers/")
+            if isinstance(node, ast.ImportFrom) and node.level:
+                package = path.parent  # ``from .x``: the importer's own folder; one folder up per extra dot
+                for _ in range(node.level - 1):
+                    package = package.parent
+                if package != root and root not in package.parents:
+                    problems.append(f"{where}:{node.lineno}: relative import from {package}, outside providers/")
+                    continue
+                base = package.joinpath(*node.module.split(".")) if node.module else None
+                targets = [base] if base else [package / a.name for a in node.names]
+                for target in targets:
+                    if not (target.with_suffix(".py").exists() or (target / "__init__.py").exists()):
+                        shown = target.relative_to(root).as_posix()
+                        problems.append(f"{where}:{node.lineno}: relative import of {shown}, which is not a module in providers/")
             elif isinstance(node, (ast.Import, ast.ImportFrom)):
                 dotted = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
                 for name in dotted:
                     if name == "judgesdk.providers" or name.startswith("judgesdk.providers."):
-                        problems.append(f"{path.name}:{node.lineno}: imports {name}; import a sibling relatively (from .x import ...)")
+                        problems.append(f"{where}:{node.lineno}: imports {name}; import a sibling relatively (from .x import ...)")
                     elif name.startswith("judgesdk."):
                         parts = name.split(".")
                         on_disk = REPO.joinpath(*parts).with_suffix(".py").exists() or (REPO.joinpath(*parts) / "__init__.py").exists()
                         if not on_disk:
-                            problems.append(f"{path.name}:{node.lineno}: imports {name}, which is not a file under judgesdk/")
+                            problems.append(f"{where}:{node.lineno}: imports {name}, which is not a file under judgesdk/")
     assert not problems, "\n".join(problems)
 
 

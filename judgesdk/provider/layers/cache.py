@@ -5,8 +5,8 @@ The key hashes everything that can change an answer: the adapter kind, the model
 its credentials, which the adapters remove from ``endpoint``), the provider's ``identity`` where it declares
 one (a local model file's content hash, so a file replaced at the same path is a different model), the
 adapter's answer-changing options set away from their defaults (``answer_settings``: a local model's
-``parallel_suffixes``, an OpenAI server's ``api``; judgesdk/provider/neutral.py lists the options that
-cannot change an answer), and the full request (prompt, every sampling parameter,
+``parallel_suffixes``, an OpenAI server's ``api``; each kind's ``ProviderSpec.answer_neutral`` lists the
+options that cannot change an answer), and the full request (prompt, every sampling parameter,
 the sample index of sampled calls, template id, version and content hash). Credentials are never part of a
 request, so they can never reach the key or the stored value. Logprobs are stored with the response, so a
 cached judgement is the same judgement.

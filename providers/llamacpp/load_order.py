@@ -54,7 +54,7 @@ def import_llama() -> Any:
     ``OMP_WAIT_POLICY`` is defaulted to PASSIVE first, unless the environment names a policy: libgomp reads it
     once, when llama.cpp loads it, and by default llama.cpp's CPU threads spin at the barrier after every graph
     node, which starves other work on the same cores (benchmarks/README.md, "Local prefix reuse"). Both
-    importers, :func:`load_llama_first` and :mod:`judgesdk.providers._llama_compat`, come through here."""
+    importers, :func:`load_llama_first` and :mod:`judgesdk.providers.llamacpp.compat`, come through here."""
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     try:
         import llama_cpp

@@ -13,7 +13,7 @@ each token of a given continuation. Nothing is generated.
   (the rows are the same either way since every decode is padded, see ``PrefixCache._decode_padded``; the
   token-count forecast mirrors this path).
 
-The cache (:class:`~.llamacpp_prefix.PrefixCache`) decides what must be evaluated; this module decides
+The cache (:class:`~.prefix.PrefixCache`) decides what must be evaluated; this module decides
 which rows of logits are needed and turns them into log-probabilities.
 """
 
@@ -23,8 +23,8 @@ import numpy as np
 
 from judgesdk.provider.protocol import TokenLogprob
 
-from .llamacpp_prefix import PrefixCache
-from .llamacpp_rules import label_paths
+from .prefix import PrefixCache
+from .rules import label_paths
 
 
 def log_softmax(logits: np.ndarray) -> np.ndarray:

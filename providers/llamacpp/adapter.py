@@ -3,31 +3,13 @@
 What a local model gives that an API cannot: exact label scoring (log P(label | prompt) for every label
 variant, nothing generated), the log-likelihood of a given continuation, and reuse of the KV cache
 across requests, since judging prompts share long prefixes. The adapter here is the request side:
-it queues, groups and answers requests, and generates text; the work is split by concern:
-
-* ``llamacpp_load``: finding and checking the GGUF file, the embedded model, building ``Llama``,
-  llama.cpp's log;
-* ``llamacpp_prefix``: the prefix-state cache (the live KV cache of sequence 0, saved states of it, the
-  sliding-window rules) and decoding through it, with its counters;
-* ``llamacpp_labels``: label and continuation log-probabilities from rows of logits;
-* ``_llama_compat``: every use of llama-cpp-python's private attributes and of llama.cpp's C API.
+it queues requests, answers them on one worker thread and generates text; the other modules of this folder
+(its ``__init__`` lists them) load the model, keep the prefix cache, compute label log-probabilities and group
+label requests into parallel sequences (:mod:`.parallel`).
 
 A response's ``usage.cached_input_tokens`` counts the prompt tokens served from the KV cache or a saved
 state; ``counters`` reports what the model evaluated, reused and restored. The model runs on one worker
 thread (a llama context is not thread-safe); the event loop never blocks.
-
-**Parallel sequences.** Label requests that arrive while the worker is busy wait in a queue; the worker
-drains it whole and decodes each group that differs only in its last ``PARALLEL_MAX_SUFFIX`` tokens (up
-to ``parallel_suffixes``) in one decode: the shared prefix's uncached part in sequence 0, tagged with
-every request's sequence too, and each request's own tokens and label path as its own sequence. Sequence
-0 is left holding exactly the shared prefix (the context has ``parallel_suffixes + 1`` sequences over one
-unified KV buffer). A decode's fixed cost is most of a short decode's cost, so short suffixes (an output's
-criteria after a shared-criteria prompt) gain; long ones do not, and everything else runs one request
-at a time (figures: benchmarks/README.md, "Local prefix reuse"). It is off by default
-(``parallel_suffixes=1``): a request's tail then sits in other KV cells than when decoded alone, and
-llama.cpp's attention sums over cells in SIMD lanes, so a 1-5 expectation moved by up to 0.16 with the
-grouping (benchmarks/README.md, "Reproducible local scores"). One request per decode gives the same
-numbers whatever ran before; grouping trades that for ~1.2x on shared-criteria prompts.
 """
 
 from __future__ import annotations
@@ -40,51 +22,26 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-from pydantic import Field
-
 from judgesdk.core.errors import ConfigError, InputError, PermanentError, UnavailableError
 from judgesdk.provider.protocol import Capabilities, Choice, GenerateRequest, GenerateResponse, Usage, answer_settings, as_text, runtime
-from judgesdk.provider.registry import Pricing, ProviderOptions, ProviderSettings, ProviderSpec
 
-from . import _llama_compat as compat
-from . import llamacpp_rules as rules
-from ._load_order import cxx_runtime_loaded_first
-from .llamacpp_labels import continuation_logprobs, label_logprobs, log_softmax, path_scores, token_logprobs
-from .llamacpp_load import (
+from . import compat, rules
+from .labels import continuation_logprobs, label_logprobs
+from .load import (
     EMBEDDED_MODEL,
     check_gguf,
     content_sha256,
     default_gpu_layers,
     embedded_model_path,
     embedded_sha256,
-    llama_log,
     load_llama,
     route_llama_log,
     vocab_adds_space_prefix,
 )
-from .llamacpp_prefix import PrefixCache, PrefixCounters, PrefixStates, SavedState, TokenTrie, common_prefix, shared_prefix
-from .llamacpp_rules import MIN_BATCH, label_paths
-
-__all__ = [  # what this module offered before it was split, still importable from here
-    "DEFAULT_CAPABILITIES",
-    "EMBEDDED_MODEL",
-    "LlamaCppProvider",
-    "PrefixCounters",
-    "PrefixStates",
-    "SavedState",
-    "TokenTrie",
-    "common_prefix",
-    "default_gpu_layers",
-    "embedded_model_path",
-    "content_sha256",
-    "embedded_sha256",
-    "llama_log",
-    "log_softmax",
-    "route_llama_log",
-    "shared_prefix",
-    "token_logprobs",
-]
+from .load_order import cxx_runtime_loaded_first
+from .parallel import SuffixGroups
+from .prefix import PrefixCache, PrefixCounters, PrefixStates
+from .rules import MIN_BATCH
 
 # the answer-changing options' defaults (LlamaCppProvider.answer_settings); the threads as given (None: every CPU), so keys
 # do not depend on the machine's core count
@@ -95,8 +52,9 @@ DEFAULT_CAPABILITIES = Capabilities(
 )
 
 
-class LlamaCppProvider:
-    """In-process llama.cpp (see the module docstring). Reuse options: ``prefix_reuse=False`` evaluates
+class LlamaCppProvider(SuffixGroups):
+    """In-process llama.cpp (see the module docstring; label requests grouped as :class:`~.parallel.SuffixGroups`
+    says). Reuse options: ``prefix_reuse=False`` evaluates
     every prompt from scratch (to measure what reuse saves); ``prefix_states`` and ``prefix_state_mb``
     bound the saved-state LRU (0 states: the live KV cache only); ``parallel_suffixes`` is how many label
     requests that differ only in a short suffix (e.g. an output's criteria with a shared-criteria template)
@@ -135,7 +93,7 @@ class LlamaCppProvider:
         compat.init_backends()  # here, not on the worker thread inside the first load (see init_backends)
         path = Path(model_path).expanduser()
         check_gguf(path, kind=self.kind)  # now, not at the first request: the model itself loads lazily
-        if compat.gpu_build() and cxx_runtime_loaded_first():  # a load would crash the process (see ._load_order)
+        if compat.gpu_build() and cxx_runtime_loaded_first():  # a load would crash the process (see .load_order)
             raise PermanentError(
                 "llama.cpp's libraries were loaded after another library had brought the C++ runtime into this process"
                 " (numpy does); on a GPU build of llama-cpp-python that order crashes the process when the model loads."
@@ -247,7 +205,7 @@ class LlamaCppProvider:
         provenance): ``parallel_suffixes`` (grouped decodes move a 1-5 expectation by up to 0.16: benchmarks/README.md,
         'Reproducible local scores'); ``n_ctx`` and ``n_threads_batch``, which no run has yet shown not to
         (benchmarks/README.md, 'Which local options move a score'). The device is in :attr:`identity`; the options that
-        cannot move a score are listed, with the measurement that says so, in judgesdk/provider/neutral.py."""
+        cannot move a score are listed, with the measurement that says so, in :data:`.spec.ANSWER_NEUTRAL`."""
         return answer_settings(self._answering, ANSWER_DEFAULTS)
 
     @property
@@ -374,82 +332,6 @@ class LlamaCppProvider:
         encoded = {label: self._following(before, prompt or [], label) for label in labels}
         return {label: tokens for label, tokens in encoded.items() if tokens}
 
-    # -- label requests that share all but a short suffix: one decode of parallel sequences ---------
-
-    def _drain(self) -> None:
-        """Answer every queued label request: groups that share all but a short suffix in one decode each,
-        the rest one at a time. Each request gets its own response or its own error, on its own loop."""
-        with self._pending_lock:
-            pending, self._pending = self._pending, []
-        queued = []
-        for request, answer in pending:
-            try:
-                queued.append((request, answer, self._tokenize(as_text(request.messages), bos=True)))
-            except Exception as exc:  # e.g. the model failed to load: the caller must hear it, not wait forever
-                answer.get_loop().call_soon_threadsafe(_settle, answer, None, exc)
-        for group in self._suffix_groups(queued):
-            outcomes: list[tuple[GenerateResponse | None, BaseException | None]]
-            try:
-                outcomes = [(response, None) for response in self._generate_group([(r, p) for r, _, p in group])]
-            except Exception:  # a failed batch is retried request by request, so each gets its own answer
-                outcomes = [self._outcome(r, p) for r, _, p in group]
-            for (_, answer, _), outcome in zip(group, outcomes):
-                answer.get_loop().call_soon_threadsafe(_settle, answer, *outcome)
-
-    def _outcome(self, request: GenerateRequest, prompt: list[int]) -> tuple[GenerateResponse | None, BaseException | None]:
-        try:
-            return self._generate(request, prompt), None
-        except Exception as exc:
-            return None, exc
-
-    def _suffix_groups(self, queued: list[tuple]) -> list[list[tuple]]:
-        """Consecutive requests with the same labels whose prompts differ only in their last
-        ``PARALLEL_MAX_SUFFIX`` tokens, at most ``parallel_suffixes`` per group."""
-        groups: list[list[tuple]] = []
-        for entry in queued:
-            group = groups[-1] if groups else None
-            if group is not None and len(group) < self.parallel_suffixes and group[0][0].labels == entry[0].labels:
-                prompts = [p for _, _, p in group] + [entry[2]]
-                if max(len(p) for p in prompts) - shared_prefix(prompts) <= self.PARALLEL_MAX_SUFFIX:
-                    group.append(entry)
-                    continue
-            groups.append([entry])
-        return groups
-
-    def _generate_group(self, group: list[tuple[GenerateRequest, list[int]]]) -> list[GenerateResponse]:
-        """Responses for requests whose prompts share a prefix: the prefix in sequence 0 and every
-        request's own tokens and label path as a parallel sequence over it, in one decode (two when the
-        prefix's uncached part and the tails do not fit one batch)."""
-        labels = group[0][0].labels
-        assert labels is not None  # only label requests are queued (generate routes the rest elsewhere)
-        if self.space_prefix:  # each prompt has its own label tokens (_following): one request at a time
-            return [self._generate(r, p) for r, p in group]
-        encoded = self._encoded_labels(labels)
-        paths = label_paths(encoded)
-        prompts = [p for _, p in group]
-        shared = shared_prefix(prompts)
-        tails = [p[shared:] + list(paths[0]) for p in prompts]
-        tail_tokens = sum(map(len, tails))
-        cache_step = self._cache.batch_step()
-        if len(group) == 1 or len(paths) > 1 or min(len(p) for p in prompts) == shared or tail_tokens > cache_step:
-            return [self._generate(r, p) for r, p in group]
-        started = time.perf_counter()
-        cache = self._cache
-        cache.check_fits(shared + tail_tokens)
-        prefix = prompts[0][:shared]
-        reused = cache.switch_to(prefix)
-        cache.rewind(cache.cached_prefix(prefix))
-        if shared - self._llm.n_tokens + tail_tokens > cache_step:  # too long for one decode
-            cache.decode(prefix[self._llm.n_tokens :], logits_from=shared)  # no rows: each tail's first is its own
-        logits = cache.decode_parallel(prefix, tails, rows=len(paths[0]) + 1)
-        responses = []
-        for i, (prompt, rows) in enumerate(zip(prompts, np.split(logits, len(group)))):
-            cache.needs(prompt + list(paths[0]))
-            response = self._blank(label_logprobs=path_scores(encoded, paths[0], rows))
-            responses.append(self._answered(response, prompt, reused if i == 0 else shared, started))
-        cache.count(batched_requests=len(group))
-        return responses
-
     # -- generation ------------------------------------------------------------------------------
 
     def _complete(self, prompt: list[int], request: GenerateRequest, index: int) -> Choice:
@@ -503,67 +385,3 @@ def _device_tag(n_gpu_layers: int, op_offload: bool | None) -> str:
     if not compat.supports_gpu_offload() or (n_gpu_layers == 0 and op_offload is False):
         return ""
     return f"gpu:n_gpu_layers={n_gpu_layers},op_offload={'off' if op_offload is False else 'on'}"
-
-
-def _settle(answer: asyncio.Future, response: GenerateResponse | None, error: BaseException | None) -> None:
-    """Deliver one queued request's outcome (on the event loop; a request cancelled meanwhile is skipped)."""
-    if answer.done():
-        return
-    if error is not None:
-        answer.set_exception(error)
-    else:
-        answer.set_result(response)
-
-
-class LocalOptions(ProviderOptions):
-    """``[providers.options]`` of ``kind = "local"`` (README, "The local model"); unset keys take the adapter's
-    defaults, which these repeat."""
-
-    model_path: str | None = None  # any GGUF file; None: the embedded model
-    n_ctx: int = 4096
-    n_gpu_layers: int | None = None  # None: every layer where llama.cpp was built with GPU offload, else 0
-    n_threads: int | None = None  # None: every CPU
-    n_threads_batch: int | None = None  # None: n_threads
-    n_batch: int = Field(default=512, ge=16)  # tokens per decode (MIN_BATCH: room for the padding)
-    op_offload: bool | None = None  # a CUDA build sends large CPU matmuls to the GPU unless False (None: llama.cpp's default, on)
-    prefix_reuse: bool = True  # keep the KV cache across requests
-    prefix_states: int = Field(default=4, ge=0)  # saved prefix states (0: the live KV cache only)
-    prefix_state_mb: float = Field(default=512.0, ge=0)  # their memory bound
-    parallel_suffixes: int = Field(default=1, ge=1)  # label requests decoded together (1: one at a time, reproducible)
-    track_unique_tokens: bool = False  # count distinct prompt tokens (benchmarks)
-    model_sha256: str | None = None  # the file's sha256 where known (else hashed on first use)
-    identity: str | None = None  # what cache keys name the model by (else the file's identity)
-
-
-def _build(settings: ProviderSettings, options: LocalOptions) -> LlamaCppProvider:
-    given = options.model_dump(exclude_unset=True, exclude_none=True)  # the adapter's own defaults for the rest
-    return LlamaCppProvider.from_options(model_name=settings.model, capabilities=settings.capabilities, **given)
-
-
-def _model_identity(settings: ProviderSettings, options: LocalOptions) -> str:
-    """The sha256 of the GGUF file a config names (``model_path``, or a ``model`` that is a GGUF's path), for the
-    question a results row answers; "" for the embedded model (its name is its identity), for an ``identity`` given
-    (the user's name for the model), and for a file that cannot be read (building the provider says why)."""
-    if options.identity is not None:
-        return ""
-    path = options.model_path
-    if path is None and settings.model != EMBEDDED_MODEL and (settings.model.endswith(".gguf") or Path(settings.model).expanduser().is_file()):
-        path = settings.model
-    if path is None:
-        return ""
-    try:
-        return f"sha256:{content_sha256(path)}"
-    except OSError:
-        return ""
-
-
-PROVIDER = ProviderSpec(
-    kind=LlamaCppProvider.kind,
-    options=LocalOptions,
-    build=_build,
-    model_identity=_model_identity,
-    capabilities=DEFAULT_CAPABILITIES,
-    pricing=Pricing(local=True),
-    default_model=EMBEDDED_MODEL,
-    pooled=False,  # one model in process, one copy
-)

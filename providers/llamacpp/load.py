@@ -25,7 +25,7 @@ from typing import Any
 
 from judgesdk.core.errors import PermanentError, UnavailableError
 
-from . import _llama_compat as compat
+from . import compat
 
 EMBEDDED_MODEL = "gemma3-270m-q4_k_m"
 

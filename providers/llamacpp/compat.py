@@ -9,7 +9,7 @@ log. Those reach into ``Llama._ctx``, ``Llama._batch``, ``Llama._model``, ``Llam
 keep. Gathering them here means a new llama-cpp-python release is checked in one place: the names this
 module relies on are listed below (``MODULE_ATTRIBUTES`` ... ``BATCH_FIELDS``) and
 ``tests/providers/test_llamacpp_compat.py`` checks each against the installed package, so a rename fails a test
-instead of a user's run. The other ``llamacpp*`` modules import nothing of ``llama_cpp`` themselves.
+instead of a user's run. The other modules of this folder import nothing of ``llama_cpp`` themselves.
 
 Checked against llama-cpp-python 0.3.36, installed here: run, and tested by the test above and the local
 provider's tests. ``pyproject.toml`` declares ``>=0.3.35,<0.4``: 0.3.35's ``_internals.py`` and
@@ -21,7 +21,7 @@ bookkeeping (``input_ids``, ``n_tokens``, ``n_batch``): rewinding a prompt sets 
 ``Llama.create_completion`` reuses the KV cache by comparing ``input_ids[:n_tokens]`` with its prompt.
 Those are listed in ``LLAMA_ATTRIBUTES`` too.
 
-``llama_cpp`` is imported through :func:`._load_order.import_llama`, which defaults ``OMP_WAIT_POLICY`` to
+``llama_cpp`` is imported through :func:`.load_order.import_llama`, which defaults ``OMP_WAIT_POLICY`` to
 PASSIVE before llama.cpp's libgomp loads, and before numpy (the load order a GPU build needs).
 """
 
@@ -32,9 +32,9 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from ._load_order import gpu_build, import_llama  # noqa: F401  (gpu_build re-exported: the provider and the cache-key tests patch it here)
+from .load_order import gpu_build, import_llama  # noqa: F401  (gpu_build re-exported: the provider and the cache-key tests patch it here)
 
-# before numpy: on a GPU build, llama.cpp's libraries must load before the C++ runtime numpy brings (._load_order)
+# before numpy: on a GPU build, llama.cpp's libraries must load before the C++ runtime numpy brings (.load_order)
 llama_cpp: Any = import_llama()
 
 import numpy as np  # noqa: E402
@@ -96,7 +96,7 @@ def init_backends() -> str | None:
     Left to itself, llama-cpp-python does that inside the first ``Llama()``, on the local provider's worker
     thread. Doing it when the provider is built keeps the backends' start out of the first request. (It was
     the first fix tried for the CUDA crash of issue 30 and not the cause: that was the order in which the
-    libraries loaded, see :mod:`._load_order`.)"""
+    libraries loaded, see :mod:`.load_order`.)"""
     global _backends_thread
     if llama_cpp is None:
         return None

@@ -16,7 +16,7 @@ which a restored cache cannot be rewound, and the anchor (the prefix the last pr
 
 It also decodes: every evaluation goes through this cache, which knows what is already held, and counts
 what was evaluated, reused and restored (:class:`PrefixCounters`). Everything here runs on the provider's
-one worker thread. llama-cpp-python internals are reached only through ``_llama_compat``.
+one worker thread. llama-cpp-python internals are reached only through ``compat``.
 """
 
 from __future__ import annotations
@@ -30,9 +30,8 @@ from pydantic import BaseModel
 
 from judgesdk.core.errors import CapabilityError
 
-from . import _llama_compat as compat
-from . import llamacpp_rules as rules
-from .llamacpp_rules import CELL_ALIGN, PAD_TOKEN, ROW_GROUP
+from . import compat, rules
+from .rules import CELL_ALIGN, PAD_TOKEN, ROW_GROUP
 
 
 def common_prefix(a: np.ndarray | list[int], b: list[int]) -> int:
@@ -156,7 +155,7 @@ class PrefixCache:
     ``states`` bounds the saved-state LRU (0 entries: the live cache only); ``track_unique_tokens`` makes
     ``counters.unique_tokens`` count distinct token prefixes (it keeps a trie in memory)."""
 
-    RESTORE_MIN_GAIN = rules.RESTORE_MIN_GAIN  # the rules the estimate replays too (providers/llamacpp_rules.py)
+    RESTORE_MIN_GAIN = rules.RESTORE_MIN_GAIN  # the rules the estimate replays too (providers/llamacpp/rules.py)
     SAVE_MIN_DISCARD = rules.SAVE_MIN_DISCARD
 
     def __init__(self, *, reuse: bool, states: PrefixStates, track_unique_tokens: bool, kind: str) -> None:

@@ -1,4 +1,5 @@
-"""Provenance in every result (judgesdk.core.provenance), ``judgesdk diff`` and the ``provenance`` gate kind."""
+"""Provenance in every result (judgesdk.core.provenance): the record, its hash of the options, how two records
+differ; and its users end to end: the judge that writes it, ``judgesdk diff`` and the ``provenance`` gate kind."""
 
 from __future__ import annotations
 
@@ -7,11 +8,12 @@ import json
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 from scipy import stats
 
 from judgesdk.cli.app import main
 from judgesdk.core.errors import InputError, PermanentError
-from judgesdk.core.provenance import Provenance, changes, record_of, sdk_version
+from judgesdk.core.provenance import Provenance, changes, options_hash, record_of, sdk_version
 from judgesdk.core.types import Criterion, JudgeResult
 from judgesdk.gate import CriterionRun, GateRun, decide, load_gate_config
 from judgesdk.judging.judge import Judge
@@ -114,6 +116,24 @@ def test_rows_carry_the_provenance_and_the_gate_reads_it_back(tmp_path):
     row = json.loads(json.dumps(row_for(result, "a")))
     assert row["provenance"]["provider"] == "scripted" and row["provenance"]["templates"]
     assert JudgeResult.model_validate({k: v for k, v in row.items() if k not in ("id", "distribution")}).provenance == result.provenance
+
+
+def test_the_record_is_flat_and_compared_field_by_field():
+    made = Provenance(sdk="0.1.0", provider="openai", model="m", method="geval", options="x", served={"model": "m-1"}, templates=("a", "b"))
+    flat = made.flat()
+    assert flat == {"sdk": "0.1.0", "provider": "openai", "model": "m", "method": "geval", "options": "x", "templates": "a, b",
+                    "calibration": "", "served.model": "m-1"}  # fmt: skip
+    assert changes(flat, {**flat, "served.model": "m-2", "served.runtime": "r"}) == {"served.model": ("m-1", "m-2"), "served.runtime": ("", "r")}
+    assert changes(None, None) == {} and changes(flat, None) == {"provenance": ("recorded", "")}
+    with pytest.raises(ValidationError, match="frozen"):
+        made.sdk = "2"  # type: ignore[misc]  # a record is never edited in place
+
+
+def test_the_options_hash_is_stable_and_ignores_key_order():
+    # what Provenance.options holds in every results file written so far: a change here marks every row as changed
+    assert options_hash({"samples": 3, "k": [1, 2]}, {"temperature": 0.0}) == "56d18151c820"
+    assert options_hash({"k": [1, 2], "samples": 3}, {"temperature": 0.0}) == "56d18151c820"
+    assert options_hash({}, {}) == "87c67facdd3d" != options_hash({"samples": 3}, {})
 
 
 # -- diff -----------------------------------------------------------------------------------------------
