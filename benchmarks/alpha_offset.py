@@ -12,8 +12,8 @@ from importlib import metadata
 import krippendorff
 import numpy as np
 
-from judgesdk.jury.consensus import interval_alpha
-from judgesdk.meta.datasets import load_dataset, shared_data_dir
+from judgesdk.jury import interval_alpha
+from judgesdk.meta import load_dataset, shared_data_dir
 
 
 def main() -> int:

@@ -21,9 +21,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from judgesdk.core.types import JudgeItem
-from judgesdk.judging.judge import Judge
-from judgesdk.prompting.presets import criterion
+from judgesdk.core import JudgeItem
+from judgesdk.judging import Judge
+from judgesdk.prompting import criterion
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -43,8 +43,7 @@ CRITERIA = ("coherence", "consistency", "fluency", "relevance")
 
 
 def items(n: int, skip: int = 0) -> list[Any]:
-    from judgesdk.meta.datasets import load_dataset
-    from judgesdk.meta.natural import natural
+    from judgesdk.meta import load_dataset, natural
 
     records = [natural(r) for r in load_dataset("summeval")]
     return records[skip : skip + n]
@@ -66,18 +65,18 @@ def state(record: Any) -> dict[str, Any]:
 
 
 def systemone_body(criteria: list[Any]) -> dict[str, Any]:
-    from judgesdk.providers import systemone_wire
-    from judgesdk.scorers.decision import question_for
+    from judgesdk.providers import question_body
+    from judgesdk.scorers import question_for
 
-    return {name: systemone_wire.question_body(question_for(c)) for name, c in zip(CRITERIA, criteria)}
+    return {name: question_body(question_for(c)) for name, c in zip(CRITERIA, criteria)}
 
 
 # -- 1. calls per item ------------------------------------------------------------------------------------
 
 
 def calls_per_item(n: int, workdir: Path) -> dict[str, Any]:
-    from judgesdk.judging.judge import Judge
-    from judgesdk.prompting.presets import criterion
+    from judgesdk.judging import Judge
+    from judgesdk.prompting import criterion
 
     from support.servers import LlamaServer, embedded_gguf_path
 
@@ -153,8 +152,8 @@ def percentile(values: list[float], q: int) -> float:
 def overhead(n: int, levels: list[int], rounds: int, workdir: Path) -> list[dict[str, Any]]:
     """Per C: ``rounds`` rounds, each the same new batch of items judged by the judge in this process, then by the
     server (the order alternating round by round), so that a change of load hits both; medians over rounds."""
-    from judgesdk.judging.judge import Judge
-    from judgesdk.prompting.presets import criterion
+    from judgesdk.judging import Judge
+    from judgesdk.prompting import criterion
 
     criteria = [criterion("summeval", name) for name in CRITERIA]
     questions = systemone_body(criteria)

@@ -33,8 +33,8 @@ from typing import Any
 
 import local_prefix as lp
 
-from judgesdk.prompting.presets import criterion as preset
-from judgesdk.providers.llamacpp import embedded_model_path
+from judgesdk.prompting import criterion as preset
+from judgesdk.providers import embedded_model_path
 
 
 def _llama(flash_attn: bool = False) -> Any:  # a llama_cpp.Llama (llama_cpp has no type information)

@@ -51,16 +51,21 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from judgesdk.core.types import Criterion, JudgeItem, JudgeResult, Scale  # noqa: E402
-from judgesdk.judging.judge import Judge  # noqa: E402
-from judgesdk.judging.judge_config import (  # noqa: E402
+from judgesdk.core import Criterion, JudgeItem, JudgeResult, Scale  # noqa: E402
+from judgesdk.judging import (
+    Judge,  # noqa: E402
     JudgeConfig,
-    ask_for,  # noqa: E402
+    ask_for,
     load_config,
 )
-from judgesdk.provider.protocol import GenerateRequest, GenerateResponse, Provider, WrapperProvider  # noqa: E402
-from judgesdk.provider.settings import ProviderConfig  # noqa: E402
-from judgesdk.provider.stack import bottom  # noqa: E402
+from judgesdk.provider import (  # noqa: E402
+    GenerateRequest,
+    GenerateResponse,
+    Provider,
+    ProviderConfig,  # noqa: E402
+    WrapperProvider,
+    bottom,  # noqa: E402
+)
 from judgesdk.records import Ledger, is_final, read_rows, row_for  # noqa: E402
 
 from support.batch_server import BatchServer  # noqa: E402
@@ -142,10 +147,10 @@ def judge_into(config: JudgeConfig, items: list[JudgeItem], criterion: Criterion
 
 def _guard_stats(judge: Judge) -> dict[str, Any]:
     try:
-        from judgesdk.provider.layers.breaker import OverloadGuard
+        from judgesdk.provider import OverloadGuard
     except ImportError:  # a build from before the guard
         return {}
-    from judgesdk.provider.protocol import find_layer
+    from judgesdk.provider import find_layer
 
     layers = [find_layer(p, OverloadGuard) for p in judge.providers_in_use]
     return next((layer.stats.model_dump() for layer in layers if layer is not None), {})
@@ -219,14 +224,13 @@ def _kind(spec: str) -> str:
 
 
 def run_overload(args: argparse.Namespace) -> dict[str, Any]:
-    from judgesdk.meta import bench
-    from judgesdk.meta.datasets import load_dataset
-    from judgesdk.prompting.presets import criteria_for
+    from judgesdk.meta import item_of, load_dataset, select
+    from judgesdk.prompting import criteria_for
 
     from support.servers import LlamaServer, embedded_gguf_path
 
-    records = bench.select(load_dataset("summeval"), docs=math.ceil(args.items / 16))[: args.items]
-    items = [bench.item_of(r).model_copy(update={"source": None}) for r in records]  # fluency needs no source
+    records = select(load_dataset("summeval"), docs=math.ceil(args.items / 16))[: args.items]
+    items = [item_of(r).model_copy(update={"source": None}) for r in records]  # fluency needs no source
     criterion = next(c for c in criteria_for("summeval") if c.name == "fluency")
     server = LlamaServer(embedded_gguf_path())
     try:

@@ -18,13 +18,10 @@ import re
 import sys
 from pathlib import Path
 
-from judgesdk.core.errors import InputError
-from judgesdk.core.types import JudgeItem
-from judgesdk.judging.judge import Judge
-from judgesdk.meta.bench import item_of, select
-from judgesdk.meta.datasets import load_dataset, shared_data_dir
-from judgesdk.meta.natural import natural
-from judgesdk.prompting.presets import criteria_for
+from judgesdk.core import InputError, JudgeItem
+from judgesdk.judging import Judge
+from judgesdk.meta import item_of, load_dataset, natural, select, shared_data_dir
+from judgesdk.prompting import criteria_for
 
 CRITERIA = ("coherence", "consistency", "fluency", "relevance")
 

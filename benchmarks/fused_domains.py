@@ -34,17 +34,28 @@ from pathlib import Path
 import numpy as np
 from scipy.stats import binomtest, spearmanr
 
-from judgesdk.fused import model as fused_model
-from judgesdk.fused.domains import envelope, shape
-from judgesdk.fused.fit import CriterionFit, group_bootstrap, group_codes, mean_group_spearman, system_kendall
-from judgesdk.fused.model import Declined, FusedModelFile, ModelIdentity
-from judgesdk.fused.signals import Evidence
-from judgesdk.fused.signals import features as evidence_features
-from judgesdk.fused.text import text_features
-from judgesdk.fused.train import fit_file, signal_table
-from judgesdk.meta.datasets import load_dataset, shared_data_dir
-from judgesdk.meta.natural import natural
-from judgesdk.providers.llamacpp import EMBEDDED_MODEL, embedded_sha256
+from judgesdk.fused import (
+    FORMAT,
+    CriterionFit,
+    Declined,
+    Evidence,
+    FusedModelFile,
+    ModelIdentity,
+    envelope,
+    fit_file,
+    group_bootstrap,
+    group_codes,
+    mean_group_spearman,
+    save,
+    shape,
+    signal_table,
+    system_kendall,
+    text_features,
+)
+from judgesdk.fused import features as evidence_features
+from judgesdk.fused import load as fused_model_load
+from judgesdk.meta import load_dataset, natural, shared_data_dir
+from judgesdk.providers import EMBEDDED_MODEL, embedded_sha256
 
 DATA = Path(__file__).resolve().parents[1] / "judgesdk" / "fused" / "data"
 DOMAINS = {
@@ -123,7 +134,7 @@ def fit_domain(
         "dataset": dataset, "items": len(rows), "documents": len({r["doc_id"] for r in rows}),
         # which documents (prompts, conversations) were fitted: the others in the file are data the fit never saw
         "groups": sorted({r["doc_id"] for r in rows}),
-        "file_sha256": {d: hashlib.sha256(f.read_bytes()).hexdigest() for d, f in files.items()}, "text": "judgesdk.meta.natural",
+        "file_sha256": {d: hashlib.sha256(f.read_bytes()).hexdigest() for d, f in files.items()}, "text": "judgesdk.meta.naturalize",
     }  # fmt: skip
     fits: dict[str, dict[str, CriterionFit]] = {}
     fitted = fit_file(
@@ -215,11 +226,11 @@ def print_table(domain: str, report: dict) -> None:
 def envelope_only() -> Path:
     """The shipped news fit with the envelope of the items it was fitted on (SummEval's, natural text)."""
     path = DATA / f"{EMBEDDED_MODEL}.news.json"
-    fitted = fused_model.load(path)
+    fitted = fused_model_load(path)
     dataset = str(fitted.data.get("dataset", "summeval"))
     shapes = [shape(r.output, r.source) for r in map(natural, load_dataset(dataset))]
-    bounded = fitted.model_copy(update={"format": fused_model.FORMAT, "domain": "news", "envelope": envelope(shapes, context="absent")})
-    return fused_model.save(bounded, path)
+    bounded = fitted.model_copy(update={"format": FORMAT, "domain": "news", "envelope": envelope(shapes, context="absent")})
+    return save(bounded, path)
 
 
 def main() -> int:
@@ -283,7 +294,7 @@ def main() -> int:
         if args.write and not shipped.criteria:
             print(f"no {domain} criterion ships: no fit file written (auto falls back for this domain)")
         elif args.write:
-            print(f"saved {fused_model.save(shipped, DATA / f'{EMBEDDED_MODEL}.{domain}.json')}")
+            print(f"saved {save(shipped, DATA / f'{EMBEDDED_MODEL}.{domain}.json')}")
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(report, indent=1, default=float))
     print(f"\nreport: {args.json}")

@@ -14,12 +14,11 @@ import argparse
 import sys
 from collections import Counter
 
-from judgesdk.core.types import Criterion, JudgeItem, Scale
-from judgesdk.fused import model as fused_model
-from judgesdk.meta.datasets import load_dataset, shared_data_dir
-from judgesdk.meta.natural import natural
-from judgesdk.providers.llamacpp import embedded_sha256
-from judgesdk.scorers.fused import choose
+from judgesdk.core import Criterion, JudgeItem, Scale
+from judgesdk.fused import bundled_for
+from judgesdk.meta import load_dataset, natural, shared_data_dir
+from judgesdk.providers import embedded_sha256
+from judgesdk.scorers import choose
 
 KINDS = (("grounding fact", "grounding fact"), ("ratio", "output/source length ratio"), ("content words", "share of new words"),
          ("source of", "source length"), ("output of", "output length"))  # fmt: skip
@@ -37,7 +36,7 @@ def main() -> int:
     if shared_data_dir() is None:
         print("shared data not found (../shared/data): nothing to measure", file=sys.stderr)
         return 0
-    fits = fused_model.bundled_for(embedded_sha256())
+    fits = bundled_for(embedded_sha256())
     print("shipped fits: " + ", ".join(f"{f.domain} ({f.format}, envelope {'yes' if f.envelope else 'no'})" for f in fits))
     print("\n| dataset | items | criterion | items per fit used | fallback | most common reason (items x fits) |")
     print("| --- | --- | --- | --- | --- | --- |")

@@ -30,16 +30,25 @@ from pathlib import Path
 import numpy as np
 from scipy.stats import spearmanr
 
-from judgesdk.fused import model as fused_model
-from judgesdk.fused.fit import CriterionFit, fit_criterion, group_codes, mean_group_spearman, system_kendall
-from judgesdk.fused.model import ModelIdentity
-from judgesdk.fused.signals import Evidence
-from judgesdk.fused.signals import features as evidence_features
-from judgesdk.fused.text import text_features
-from judgesdk.fused.train import fit_file, readable, signal_table, signs_for
-from judgesdk.meta.datasets import load_dataset, shared_data_dir
-from judgesdk.meta.natural import natural
-from judgesdk.providers.llamacpp import EMBEDDED_MODEL, embedded_sha256
+from judgesdk.fused import (
+    CriterionFit,
+    Evidence,
+    ModelIdentity,
+    fit_criterion,
+    fit_file,
+    group_codes,
+    mean_group_spearman,
+    readable,
+    save,
+    signal_table,
+    signs_for,
+    system_kendall,
+    text_features,
+)
+from judgesdk.fused import features as evidence_features
+from judgesdk.fused import load as fused_model_load
+from judgesdk.meta import load_dataset, natural, shared_data_dir
+from judgesdk.providers import EMBEDDED_MODEL, embedded_sha256
 
 CRITERIA = ("coherence", "consistency", "fluency", "relevance")
 SHIPPED = Path(__file__).resolve().parents[1] / "judgesdk" / "fused" / "data" / f"{EMBEDDED_MODEL}.news.json"
@@ -151,16 +160,16 @@ def main() -> int:
         data = {
             "dataset": "+".join(datasets), "items": len(rows), "documents": len({r["doc_id"] for r in rows}),
             "file_sha256": {d: hashlib.sha256(f.read_bytes()).hexdigest() for d, f in files.items()},
-            "text": "judgesdk.meta.natural",
+            "text": "judgesdk.meta.naturalize",
         }  # fmt: skip
         fitted_file = fit_file([r["features"] for r in rows], labels, [r["doc_id"] for r in rows], model=identity,
                                scales={c: (1.0, 5.0) for c in criteria}, data=data, without_source_for=without_source)  # fmt: skip
-        print(f"saved {fused_model.save(fitted_file, target)}")
+        print(f"saved {save(fitted_file, target)}")
     return 0
 
 
 def transfer(path: Path, model_path: Path, mapping: dict[str, str]) -> int:
-    fitted = fused_model.load(model_path)
+    fitted = fused_model_load(model_path)
     rows = load(path, path.stem)
     docs = [r["doc_id"] for r in rows]
     codes = group_codes(docs)

@@ -27,14 +27,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from fused_domains import coverage, load  # noqa: E402
 
-from judgesdk.fused import model as fused_model  # noqa: E402
-from judgesdk.fused.fit import group_codes, mean_group_spearman  # noqa: E402
-from judgesdk.fused.train import fit_file  # noqa: E402
+from judgesdk.fused import (  # noqa: E402  # noqa: E402
+    FusedModelFile,
+    bundled,
+    fit_file,  # noqa: E402
+    group_codes,
+    mean_group_spearman,
+)
 
 CRITERIA = {"coherence": "coherence", "fluency": "fluency", "relevance": "relevance", "informativeness": "relevance"}
 
 
-def held_out(fitted: fused_model.FusedModelFile, criterion: str, rows: list[dict], dim: str) -> tuple[float, float]:
+def held_out(fitted: FusedModelFile, criterion: str, rows: list[dict], dim: str) -> tuple[float, float]:
     """(80 % interval coverage, per-article Spearman) of ``fitted``'s ``criterion`` model on ``rows``' ``dim``."""
     model = fitted.for_criterion(criterion, has_reference=False)
     assert model is not None, criterion
@@ -56,7 +60,7 @@ def main() -> int:
         print(f"{args.signals} not found: run benchmarks/fused_signals.py --dataset newsroom --no-reference --no-questions", file=sys.stderr)
         return 0
     rows = load(args.signals, "newsroom")
-    shipped = next(f for f in fused_model.bundled() if f.domain == "news")
+    shipped = next(f for f in bundled() if f.domain == "news")
     articles = sorted({r["doc_id"] for r in rows})
     report: dict[str, dict[str, dict[str, list[float]]]] = {}
     for k in args.articles:

@@ -34,9 +34,8 @@ README_OUTPUT = "The council approved a park on the old rail yard, with a playgr
 def items(count: int, shortest: bool = False) -> list[tuple[str, str | None, str]]:
     """The README example, then ``count`` SummEval items: the first in file order, or the shortest (article and
     summary together, as tests/integration/test_fused_server_llama.py picks them)."""
-    from judgesdk.meta.bench import shortest as fewest_characters
-    from judgesdk.meta.datasets import load_dataset
-    from judgesdk.meta.natural import natural
+    from judgesdk.meta import load_dataset, natural
+    from judgesdk.meta import shortest as fewest_characters
 
     records = [natural(r) for r in load_dataset("summeval")]
     chosen = fewest_characters(records, count) if shortest else records[:count]
@@ -56,10 +55,9 @@ def local_config(path: Path, threads: int) -> dict:
 
 
 async def token_gap(path: Path, server, threads: int, pairs) -> dict:
-    from judgesdk.fused.signals import JOIN, templates
-    from judgesdk.provider.protocol import GenerateRequest
-    from judgesdk.providers.llamacpp import LlamaCppProvider
-    from judgesdk.providers.openai import OpenAIProvider
+    from judgesdk.fused import JOIN, templates
+    from judgesdk.provider import GenerateRequest
+    from judgesdk.providers import LlamaCppProvider, OpenAIProvider
 
     tpl = templates()
     local = LlamaCppProvider(path, n_threads=threads)
@@ -102,7 +100,7 @@ def main() -> None:
     args = parser.parse_args()
 
     from judgesdk import Judge
-    from judgesdk.fused.model import file_sha256
+    from judgesdk.fused import file_sha256
 
     from support.servers import LlamaServer, embedded_gguf_path
 

@@ -43,12 +43,10 @@ EXAMPLE = {"id": "readme", "source": README_SOURCE, "output": README_OUTPUT}
 
 def summeval_items(docs: int, count: int | None) -> list[dict]:
     """The outputs of the first ``docs`` SummEval documents, or the ``count`` shortest outputs (natural text)."""
-    from judgesdk.meta import bench
-    from judgesdk.meta.datasets import load_dataset
-    from judgesdk.meta.natural import natural
+    from judgesdk.meta import load_dataset, natural, select, shortest
 
     everything = [natural(r) for r in load_dataset("summeval")]
-    records = bench.shortest(everything, count) if count is not None else bench.select(everything, docs=docs, systems=None)
+    records = shortest(everything, count) if count is not None else select(everything, docs=docs, systems=None)
     return [{"id": f"{r.doc_id}::{r.system_id}", "source": r.source, "output": r.output} for r in records]
 
 
@@ -62,7 +60,7 @@ def server_config(base_url: str, model: str, sha: str, concurrency: int, timeout
 
 def measure(config: dict, items: list[dict], criteria: list[str]) -> dict:
     from judgesdk import Judge
-    from judgesdk.core.types import Usage
+    from judgesdk.core import Usage
 
     usage, statuses, methods = Usage(), Counter[str](), Counter[str]()
     with Judge.from_config(config) as judge:
@@ -105,7 +103,7 @@ def main() -> int:
 
     server = None
     if args.llama_server:
-        from judgesdk.fused.model import file_sha256
+        from judgesdk.fused import file_sha256
 
         from support.servers import LlamaServer, embedded_gguf_path
 

@@ -11,7 +11,7 @@ document after that time, so a stopped run holds whole documents only (a re-run 
 
 Writes one JSON line per output to ``<out>/<dataset>.jsonl``: ids, human scores, the raw evidence
 (token log-probabilities, yes/no margins, text features, seconds per signal kind) and the derived
-features. Text is put in natural form first (judgesdk.meta.natural). Each dataset is read with its task's
+features. Text is put in natural form first (judgesdk.meta.naturalize). Each dataset is read with its task's
 prompts (``--domain``, by default news for SummEval and NewsRoom, dialogue for TopicalChat, story for HANNA). Items are judged document by
 document, one output at a time, on the embedded model with its default options, so the source is
 evaluated once per document. A re-run skips outputs already in the file.
@@ -29,11 +29,9 @@ import sys
 import time
 from pathlib import Path
 
-from judgesdk.fused.signals import QUESTIONS, extract, features
-from judgesdk.meta.bench import item_of, select
-from judgesdk.meta.datasets import HumanRecord, load_dataset, shared_data_dir
-from judgesdk.meta.natural import natural
-from judgesdk.providers.llamacpp import LlamaCppProvider
+from judgesdk.fused import QUESTIONS, extract, features
+from judgesdk.meta import HumanRecord, item_of, load_dataset, natural, select, shared_data_dir
+from judgesdk.providers import LlamaCppProvider
 
 DOMAIN_OF = {"summeval": "news", "newsroom": "news", "topicalchat": "dialogue", "hanna": "story"}
 

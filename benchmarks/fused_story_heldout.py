@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from fused_domains import apply, fmt, load  # noqa: E402
 
-from judgesdk.fused import model as fused_model  # noqa: E402
+from judgesdk.fused import bundled  # noqa: E402
 
 
 def main() -> int:
@@ -35,7 +35,7 @@ def main() -> int:
     if not args.signals.exists():
         print(f"{args.signals} not found: see this script's docstring", file=sys.stderr)
         return 0
-    story = next(f for f in fused_model.bundled() if f.domain == "story")
+    story = next(f for f in bundled() if f.domain == "story")
     seen = set(story.data["groups"])  # type: ignore[call-overload]
     rows = [r for r in load(args.signals, "hanna") if r["doc_id"] not in seen]
     prompts = sorted({r["doc_id"] for r in rows})

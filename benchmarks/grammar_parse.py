@@ -26,14 +26,12 @@ import sys
 import time
 from pathlib import Path
 
-from judgesdk.core.types import Criterion
-from judgesdk.judging.judge import Judge
-from judgesdk.meta import bench
-from judgesdk.meta.correlation import correlate
-from judgesdk.meta.datasets import HumanRecord, load_dataset, shared_data_dir
-from judgesdk.prompting.presets import criteria_for
-from judgesdk.provider.layers.cache import CachedProvider, open_cache
-from judgesdk.providers.llamacpp import LlamaCppProvider
+from judgesdk.core import Criterion
+from judgesdk.judging import Judge
+from judgesdk.meta import HumanRecord, correlate, evaluate, load_dataset, run_criterion, select, shared_data_dir
+from judgesdk.prompting import criteria_for
+from judgesdk.provider import CachedProvider, open_cache
+from judgesdk.providers import LlamaCppProvider
 
 METHODS = ("direct", "rts", "fusion")
 OPTIONS = {"direct": {}, "rts": {"max_tokens": 96}, "fusion": {"k": 4}}  # as benchmarks/methods_bench.py
@@ -70,7 +68,7 @@ def summarise(method: str, setting: str, records: list[HumanRecord], crit: Crite
     defined = [v for v in per_doc.values() if v is not None]
     row["mean_doc_spearman"] = round(statistics.fmean(defined), 3) if defined else None
     row["docs_undefined"] = len(per_doc) - len(defined)
-    result = bench.evaluate(records, crit, path)
+    result = evaluate(records, crit, path)
     levels = {(lv.correlation.level, lv.correlation.method): lv.correlation for lv in result.levels}
     for level in ("sample", "summary"):
         value = levels[(level, "spearman")].value
@@ -90,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
     if shared_data_dir() is None:
         print("skipped: ../shared/data not found (set JUDGESDK_SHARED_DATA)", file=sys.stderr)
         return 0
-    records = bench.select(load_dataset("summeval"), docs=args.docs)
+    records = select(load_dataset("summeval"), docs=args.docs)
     crit = next(c for c in criteria_for("summeval") if c.name == args.criterion)
     local = LlamaCppProvider.from_options()
     provider = CachedProvider(local, open_cache(args.out / "cache"))
@@ -100,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
             path = args.out / f"summeval.{crit.name}.{method}.{setting}.jsonl"
             judge = Judge(provider, method=method, method_options={**OPTIONS[method], "grammar": setting == "grammar"})
             started = time.perf_counter()
-            bench.run_criterion(judge, records, crit, method, path)
+            run_criterion(judge, records, crit, method, path)
             rows.append(summarise(method, setting, records, crit, path, time.perf_counter() - started))
             print(json.dumps(rows[-1]), flush=True)
     with (args.out / "summary.jsonl").open("w", encoding="utf-8") as sink:

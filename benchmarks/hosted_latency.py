@@ -38,8 +38,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from support.latency_server import completion  # noqa: E402  (the same canned geval answer as the tests' server)
 
 if TYPE_CHECKING:  # imported where used, at run time
-    from judgesdk.core.types import JudgeItem
-    from judgesdk.judging.judge import Judge
+    from judgesdk.core import JudgeItem
+    from judgesdk.judging import Judge
 
 # -- the server ------------------------------------------------------------------------------------
 
@@ -105,7 +105,7 @@ def start_server() -> tuple[subprocess.Popen, str]:
 def hosted_judge(base_url: str, concurrency: int, clients: int | None = None) -> Judge:
     """A judge from config, as a user would build it: coalescing over retry over the rate limit
     (``max_concurrency = C``, a pool of ``clients`` SDK clients) over the OpenAI adapter; no cache."""
-    from judgesdk.judging.judge import Judge
+    from judgesdk.judging import Judge
 
     os.environ.setdefault("JUDGESDK_BENCH_KEY", "loopback")
     limits = {"max_concurrency": concurrency, **({"clients": clients} if clients else {})}
@@ -114,7 +114,7 @@ def hosted_judge(base_url: str, concurrency: int, clients: int | None = None) ->
 
 
 def items(n: int, tag: str) -> list[JudgeItem]:
-    from judgesdk.core.types import JudgeItem
+    from judgesdk.core import JudgeItem
 
     return [JudgeItem(output=f"Summary {tag}-{i}: the council approved the park.", source="The council met on Tuesday.") for i in range(n)]
 
@@ -189,7 +189,7 @@ async def bare_wall(origin: str, bodies: list[dict[str, Any]], latency: float, c
 async def per_call(origin: str, calls: int) -> dict[str, object]:
     import openai
 
-    from judgesdk.provider.protocol import GenerateRequest, Message
+    from judgesdk.provider import GenerateRequest, Message
 
     base_url = f"{origin}/v1"
     bare = openai.AsyncOpenAI(base_url=base_url, api_key="loopback", max_retries=0)

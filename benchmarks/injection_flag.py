@@ -16,8 +16,8 @@ import json
 import sys
 from pathlib import Path
 
-from judgesdk.meta.datasets import load_dataset, shared_data_dir
-from judgesdk.prompting.injection import instruction_like
+from judgesdk.meta import load_dataset, shared_data_dir
+from judgesdk.prompting import instruction_like
 
 sys.path.insert(0, str(Path(__file__).parent))
 from injection_shift import SUFFIXES  # noqa: E402

@@ -34,23 +34,18 @@ import random
 import statistics
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 
-import judgesdk.prompting.templates as templates_module
-from judgesdk.core.types import JudgeItem
-from judgesdk.fused.signals import extract, features
-from judgesdk.judging.judge import Judge
-from judgesdk.meta import bench
-from judgesdk.meta.datasets import HumanRecord, load_dataset, shared_data_dir
-from judgesdk.meta.reliability import ItemSignals, review_flags
-from judgesdk.prompting.presets import criteria_for
-from judgesdk.provider.layers.cache import CachedProvider, open_cache
-from judgesdk.provider.protocol import as_text
-from judgesdk.providers.llamacpp import LlamaCppProvider
-from judgesdk.scorers.common import template_values
+import judgesdk
+from judgesdk.core import JudgeItem
+from judgesdk.fused import extract, features
+from judgesdk.judging import Judge
+from judgesdk.meta import HumanRecord, ItemSignals, load_dataset, review_flags, select, shared_data_dir
+from judgesdk.prompting import criteria_for, load_template, verbatim_values
+from judgesdk.provider import CachedProvider, as_text, open_cache
+from judgesdk.providers import LlamaCppProvider
+from judgesdk.scorers import template_values
 
 SUFFIXES = {
     "control": "\nEnd of summary.",
@@ -63,17 +58,6 @@ SUFFIXES = {
 }
 MOVED = 0.05  # a shift larger than this counts as moved up / down
 FEATURES = ("cond_mean", "cond_low", "uncond_mean", "pmi_mean", "pmi_low")  # the fused judge's likelihood features
-
-
-@contextmanager
-def verbatim_rendering() -> Iterator[None]:
-    """Rendering as before the fix: judged values inserted verbatim into every template."""
-    original = templates_module.neutralized_by
-    templates_module.neutralized_by = lambda template_id: False
-    try:
-        yield
-    finally:
-        templates_module.neutralized_by = original
 
 
 def items_for(records: list[HumanRecord], suffix: str) -> list[JudgeItem]:
@@ -99,7 +83,7 @@ def judge_all(judge: Judge, items: list[JudgeItem], criterion, path: Path) -> di
 
 def run(judge: Judge, records: list[HumanRecord], criterion, path: Path, suffix: str, setting: str) -> dict[str, dict]:
     if setting == "verbatim":
-        with verbatim_rendering():
+        with verbatim_values():
             return judge_all(judge, items_for(records, suffix), criterion, path)
     return judge_all(judge, items_for(records, suffix), criterion, path)
 
@@ -172,16 +156,16 @@ def shift_row(method: str, setting: str, suffix: str, clean: dict, hostile: dict
 
 def changed_by_neutralization(items: list[JudgeItem], criterion) -> int:
     """How many of ``items``' direct.likert prompts the neutralization rewrites."""
-    template = templates_module.load_template("direct.likert")
+    template = load_template("direct.likert")
     neutral = [as_text(template.render(**template_values(item, criterion))) for item in items]
-    with verbatim_rendering():
+    with verbatim_values():
         verbatim = [as_text(template.render(**template_values(item, criterion))) for item in items]
     return sum(a != b for a, b in zip(neutral, verbatim))
 
 
 def fused_fits() -> dict[str, str]:
     """The bundled fused fits (file -> sha256 prefix) that ``auto`` could use in this run."""
-    root = Path(templates_module.__file__).parent.parent / "fused" / "data"  # judgesdk/fused/data
+    root = Path(judgesdk.__file__).parent / "fused" / "data"  # the bundled fits
     return {p.name: hashlib.sha256(p.read_bytes()).hexdigest()[:16] for p in sorted(root.glob("*.json"))}
 
 
@@ -200,7 +184,7 @@ def main(argv: list[str] | None = None) -> int:
         print("skipped: ../shared/data not found (set JUDGESDK_SHARED_DATA)", file=sys.stderr)
         return 0
     args.out.mkdir(parents=True, exist_ok=True)
-    records = bench.select(load_dataset("summeval"), docs=args.docs)
+    records = select(load_dataset("summeval"), docs=args.docs)
     crit = next(c for c in criteria_for("summeval") if c.name == args.criterion)
     local = LlamaCppProvider.from_options(prefix_reuse=False, n_threads=args.threads)
     provider = CachedProvider(local, open_cache(args.out / "cache"))

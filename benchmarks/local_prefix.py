@@ -44,21 +44,19 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
 
-from judgesdk.core.types import Criterion, JudgeItem
-from judgesdk.judging.judge import Judge
-from judgesdk.meta import bench
-from judgesdk.meta.datasets import HumanRecord, load_dataset
-from judgesdk.prompting.presets import criterion as preset
-from judgesdk.prompting.templates import load_template
-from judgesdk.provider.protocol import GenerateRequest, Message, as_text
-from judgesdk.providers.llamacpp import LlamaCppProvider, default_gpu_layers, embedded_model_path
-from judgesdk.scorers.common import criteria_block, template_values
-from judgesdk.scorers.likert import DEFAULT_TEMPLATE
+from judgesdk.core import Criterion, JudgeItem
+from judgesdk.judging import Judge
+from judgesdk.meta import HumanRecord, load_dataset, select
+from judgesdk.prompting import criterion as preset
+from judgesdk.prompting import load_template
+from judgesdk.provider import GenerateRequest, Message, as_text
+from judgesdk.providers import LlamaCppProvider, default_gpu_layers, embedded_model_path
+from judgesdk.scorers import DEFAULT_TEMPLATE, criteria_block, template_values
 
 
 def subset(docs: int) -> list[HumanRecord]:
     """Every summary of the first ``docs`` SummEval documents (file order)."""
-    return bench.select(load_dataset("summeval"), docs=docs)
+    return select(load_dataset("summeval"), docs=docs)
 
 
 def items_of(records: Sequence[HumanRecord]) -> list[JudgeItem]:

@@ -21,14 +21,12 @@ import sys
 import time
 from pathlib import Path
 
-from judgesdk.core.types import Criterion
-from judgesdk.judging.judge import Judge
-from judgesdk.meta import bench
-from judgesdk.meta.datasets import HumanRecord, load_dataset, shared_data_dir
-from judgesdk.meta.evaluate import MetaEvalResult
-from judgesdk.prompting.presets import criterion as preset
-from judgesdk.provider.layers.cache import CachedProvider, open_cache
-from judgesdk.providers.llamacpp import LlamaCppProvider
+from judgesdk.core import Criterion
+from judgesdk.judging import Judge
+from judgesdk.meta import HumanRecord, MetaEvalResult, evaluate, load_dataset, predictions_path, run_criterion, select, shared_data_dir
+from judgesdk.prompting import criterion as preset
+from judgesdk.provider import CachedProvider, open_cache
+from judgesdk.providers import LlamaCppProvider
 from judgesdk.records import append, done_ids
 
 SCORE_METHODS = ("geval", "direct", "sampling", "rts", "mcq", "likelihood", "synthetic", "fusion")
@@ -39,7 +37,7 @@ SAMPLES = 8
 
 
 def judge_for(provider, method: str) -> Judge:
-    from judgesdk.estimation.estimate import EstimationSettings
+    from judgesdk.estimation import EstimationSettings
 
     return Judge(provider, method=method if method != "pairwise" else "geval",
                  settings=EstimationSettings(samples=SAMPLES), method_options=OPTIONS.get(method, {}))  # fmt: skip
@@ -88,19 +86,19 @@ def main(argv: list[str] | None = None) -> int:
     if shared_data_dir() is None:
         print("skipped: ../shared/data not found (set JUDGESDK_SHARED_DATA)", file=sys.stderr)
         return 0
-    records = bench.select(load_dataset("summeval"), docs=args.docs)
+    records = select(load_dataset("summeval"), docs=args.docs)
     crit = preset("summeval", args.criterion)
     provider = CachedProvider(LlamaCppProvider.from_options(), open_cache(args.out / "cache"))
     rows = []
     for method in args.methods.split(","):
-        path = bench.predictions_path(args.out, "summeval", crit.name, method)
+        path = predictions_path(args.out, "summeval", crit.name, method)
         started = time.perf_counter()
         judge = judge_for(provider, method)
         if method == "pairwise":
             run_pairwise(judge, records, crit, args.budget, path)
         else:
-            bench.run_criterion(judge, records, crit, method, path)
-        rows.append(summary_row(method, bench.evaluate(records, crit, path), time.perf_counter() - started))
+            run_criterion(judge, records, crit, method, path)
+        rows.append(summary_row(method, evaluate(records, crit, path), time.perf_counter() - started))
         print(json.dumps(rows[-1]), flush=True)
     with (args.out / "summary.jsonl").open("w", encoding="utf-8") as sink:
         for row in rows:

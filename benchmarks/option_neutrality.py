@@ -13,10 +13,10 @@ import sys
 import time
 
 from judgesdk import Criterion
-from judgesdk.judging.judge import Judge
-from judgesdk.meta.datasets import shared_data_dir
-from judgesdk.prompting.presets import criterion
-from judgesdk.providers.llamacpp import LlamaCppProvider, embedded_model_path, embedded_sha256
+from judgesdk.judging import Judge
+from judgesdk.meta import shared_data_dir
+from judgesdk.prompting import criterion
+from judgesdk.providers import LlamaCppProvider, embedded_model_path, embedded_sha256
 
 VARIANTS = {
     "defaults (n_batch 512, n_threads all, n_ctx 4096)": {},

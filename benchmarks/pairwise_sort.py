@@ -34,14 +34,12 @@ from collections.abc import Sequence
 import numpy as np
 from scipy.stats import bootstrap, spearmanr
 
-from judgesdk.core.types import Criterion
-from judgesdk.meta.datasets import HumanRecord, load_dataset
-from judgesdk.prompting.presets import criterion as preset
-from judgesdk.provider.layers.cache import CachedProvider, open_cache
-from judgesdk.provider.protocol import Provider, as_text
-from judgesdk.providers.scripted import ScriptedProvider, ScriptedReply
-from judgesdk.scorers.common import ScorerOptions
-from judgesdk.scorers.pairwise import rank
+from judgesdk.core import Criterion
+from judgesdk.meta import HumanRecord, load_dataset
+from judgesdk.prompting import criterion as preset
+from judgesdk.provider import CachedProvider, Provider, as_text, open_cache
+from judgesdk.providers import ScriptedProvider, ScriptedReply
+from judgesdk.scorers import ScorerOptions, rank
 
 ABSTRACTIVE = ("M8", "M9", "M10", "M11", "M12", "M13", "M14", "M15", "M17", "M20", "M22", "M23")
 FULL = 12 * 11
@@ -184,7 +182,7 @@ def main() -> None:
         report["simulated"] = {"docs": args.simulate_docs, "tau": args.tau, "gamma": args.gamma, "noise": args.noise,
                                **asyncio.run(simulate(documents(records, args.simulate_docs), crit, plans, args))}  # fmt: skip
     if args.docs:
-        from judgesdk.providers.llamacpp import LlamaCppProvider
+        from judgesdk.providers import LlamaCppProvider
 
         with tempfile.TemporaryDirectory() as scratch:
             provider = CachedProvider(LlamaCppProvider.from_options(), open_cache(args.cache or scratch))

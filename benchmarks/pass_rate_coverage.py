@@ -25,8 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from ppi_coverage import judge_scores  # noqa: E402  (the same reading of a signals file)
 
 from judgesdk.gate import draw_slice, ppi_mean, rogan_gladen  # noqa: E402
-from judgesdk.meta.datasets import dimensions, load_dataset  # noqa: E402
-from judgesdk.stats.pass_rate import RoganGladen  # noqa: E402
+from judgesdk.meta import dimensions, load_dataset  # noqa: E402
+from judgesdk.stats import RoganGladen  # noqa: E402
 
 
 def replicate(human_pass: np.ndarray, judge_pass: np.ndarray, n: int, reps: int, seed: int) -> dict:

@@ -31,10 +31,9 @@ from typing import Literal
 
 import numpy as np
 
-from judgesdk.core.types import Scale
+from judgesdk.core import Scale
 from judgesdk.gate import draw_slice, ppi_mean
-from judgesdk.meta.datasets import dimensions, load_dataset, load_jsonl
-from judgesdk.meta.readers import load_predictions
+from judgesdk.meta import dimensions, load_dataset, load_jsonl, load_predictions
 
 Method = Literal["cross-fit", "ppi++"]  # judgesdk.gate.ppi_mean's methods
 METHODS: dict[str, Method] = {"cross-fit": "cross-fit", "ppi++": "ppi++"}

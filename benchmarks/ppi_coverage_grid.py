@@ -39,11 +39,10 @@ from pathlib import Path
 
 import numpy as np
 
-from judgesdk.core.types import Criterion, JudgeResult, Scale
+from judgesdk.core import Criterion, JudgeResult, Scale
 from judgesdk.gate import CriterionRun, GateRun, HumanLabels, PPICILowerGate, decide, draw_slice, load_gate_config, ppi_mean
-from judgesdk.meta.datasets import load_dataset
-from judgesdk.stats.intervals import proportion_interval
-from judgesdk.stats.ppi import ppi_lambdas_left_out
+from judgesdk.meta import load_dataset
+from judgesdk.stats import ppi_lambdas_left_out, proportion_interval
 
 CRITERIA = ("consistency", "fluency")
 QUALITIES = (0.3, 0.6, 0.9)

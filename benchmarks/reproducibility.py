@@ -15,10 +15,10 @@ import time
 from typing import Any
 
 from judgesdk import Criterion
-from judgesdk.judging.judge import Judge
-from judgesdk.meta.datasets import shared_data_dir
-from judgesdk.prompting.presets import criterion
-from judgesdk.providers.llamacpp import LlamaCppProvider, embedded_model_path, embedded_sha256
+from judgesdk.judging import Judge
+from judgesdk.meta import shared_data_dir
+from judgesdk.prompting import criterion
+from judgesdk.providers import LlamaCppProvider, embedded_model_path, embedded_sha256
 
 
 def run(

@@ -27,12 +27,11 @@ import sys
 import time
 from pathlib import Path
 
-from judgesdk.core.types import Criterion
-from judgesdk.judging.judge import Judge
-from judgesdk.meta import bench
-from judgesdk.meta.datasets import HumanRecord, load_dataset, shared_data_dir
-from judgesdk.prompting.presets import criterion as preset
-from judgesdk.providers.llamacpp import LlamaCppProvider
+from judgesdk.core import Criterion
+from judgesdk.judging import Judge
+from judgesdk.meta import HumanRecord, evaluate, item_of, load_dataset, select, shared_data_dir
+from judgesdk.prompting import criterion as preset
+from judgesdk.providers import LlamaCppProvider
 from judgesdk.records import append, result_line
 
 CRITERIA = ("coherence", "consistency", "fluency", "relevance")
@@ -45,7 +44,7 @@ def run_template(template: str, records: list[HumanRecord], crits: list[Criterio
     judge.score("Hello.", source="Hi.", criterion=crits[0])  # loads the model outside the timing
     provider.reset_counters()
     started = time.perf_counter()
-    results = judge.score_many([bench.item_of(r) for r in records], criterion=crits)
+    results = judge.score_many([item_of(r) for r in records], criterion=crits)
     wall = time.perf_counter() - started
     judge.close()
     asyncio.run(provider.aclose())
@@ -60,7 +59,7 @@ def run_template(template: str, records: list[HumanRecord], crits: list[Criterio
             for record, result in zip(records, results):
                 key = {"id": f"{record.doc_id}::{record.system_id}", "doc_id": record.doc_id, "system_id": record.system_id}
                 append(sink, {**result_line(result.parts[crit.name], key), **key})  # type: ignore[index]
-        levels = {(lv.correlation.level, lv.correlation.method): lv.correlation for lv in bench.evaluate(records, crit, path).levels}
+        levels = {(lv.correlation.level, lv.correlation.method): lv.correlation for lv in evaluate(records, crit, path).levels}
         value = levels[("sample", "spearman")].value
         row[f"{crit.name}_sample_spearman"] = None if value is None else round(value, 3)
     return row
@@ -75,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     if shared_data_dir() is None:
         print("skipped: ../shared/data not found (set JUDGESDK_SHARED_DATA)", file=sys.stderr)
         return 0
-    records = bench.select(load_dataset("summeval"), docs=args.docs)
+    records = select(load_dataset("summeval"), docs=args.docs)
     crits = [preset("summeval", name) for name in CRITERIA]
     report = {"items": len(records), "criteria": list(CRITERIA), "load_start": " ".join(f"{x:.2f}" for x in os.getloadavg())}
     for template in TEMPLATES:

@@ -7,7 +7,7 @@ will), so one retry policy serves every backend.
 
 from __future__ import annotations
 
-from judgesdk.core.errors import (
+from judgesdk.core import (
     AuthError,
     BudgetExceededError,
     CapabilityError,

@@ -8,6 +8,6 @@ SummEval, TopicalChat, HANNA and NewsRoom, with their definitions and scales.
 
 from __future__ import annotations
 
-from judgesdk.prompting.presets import criteria_for, criterion, datasets
+from judgesdk.prompting import criteria_for, criterion, datasets
 
 __all__ = ["criteria_for", "criterion", "datasets"]

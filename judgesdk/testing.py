@@ -26,11 +26,11 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from judgesdk.core.errors import InputError
+from judgesdk.core import InputError
 
 if TYPE_CHECKING:
-    from judgesdk.core.types import Criterion, JudgeResult
-    from judgesdk.judging.judge import Judge
+    from judgesdk.core import Criterion, JudgeResult
+    from judgesdk.judging import Judge
 
 __all__ = ["assert_judged", "failure_message", "find_config"]
 
@@ -61,7 +61,7 @@ class SessionJudge:
 
     def get(self) -> Judge:
         if self._judge is None:
-            from judgesdk.judging.judge import Judge
+            from judgesdk.judging import Judge
 
             self._judge = Judge.from_config(find_config(self.option, os.environ, self.rootdir))
         return self._judge
@@ -103,7 +103,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     holder = config.stash.get(_SESSION_KEY, None)
     if holder is None or not holder.results:
         return
-    from judgesdk.provider.protocol import Usage
+    from judgesdk.provider import Usage
 
     results = holder.results
     cached = sum(r.cached for r in results)
@@ -131,14 +131,14 @@ def judge(request: pytest.FixtureRequest) -> Judge:
 
 
 def _criterion(criterion: Criterion | str) -> Criterion:
-    from judgesdk.core.types import as_criterion
+    from judgesdk.core import as_criterion
 
     return as_criterion(criterion)
 
 
 def failure_message(result: JudgeResult, at_least: float, reason: str | None = None) -> str:
     """Why an output failed: its score against the bar, distribution, rationale and reliability flags."""
-    from judgesdk.meta.reliability import ItemSignals, review_flags
+    from judgesdk.meta import ItemSignals, review_flags
 
     head = reason or (
         f"judged {result.score:.3f} < at_least {at_least:g} on {result.criterion!r}"
@@ -188,7 +188,7 @@ def assert_judged(
     if result.score is None or result.score < at_least:
         pytest.fail(failure_message(result, at_least), pytrace=False)
     if reliable:
-        from judgesdk.meta.reliability import ItemSignals, review_flags
+        from judgesdk.meta import ItemSignals, review_flags
 
         if review_flags([ItemSignals.from_result(result.item_id or "item", result)])[0].needs_review:
             why = f"judged {result.score:.3f} >= at_least {at_least:g} on {result.criterion!r}, but the judgement needs human review (reliable=True)"

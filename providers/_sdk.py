@@ -34,9 +34,8 @@ from collections.abc import Awaitable, Iterable
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
-from judgesdk.core.errors import AuthError, MalformedAnswerError, PermanentError, ProviderError, ProviderTimeoutError, TransientError, error_from_status
-from judgesdk.provider.protocol import GenerateRequest, TokenLogprob, TopLogprob, Usage
-from judgesdk.provider.urls import redact_url, scrub_credentials
+from judgesdk.core import AuthError, MalformedAnswerError, PermanentError, ProviderError, ProviderTimeoutError, TransientError, error_from_status
+from judgesdk.provider import GenerateRequest, TokenLogprob, TopLogprob, Usage, redact_url, scrub_credentials
 
 T = TypeVar("T")
 

@@ -13,10 +13,21 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from judgesdk.core.errors import CapabilityError, PermanentError
-from judgesdk.provider.protocol import Capabilities, Choice, GenerateRequest, GenerateResponse, Message, Usage, runtime
-from judgesdk.provider.registry import Pricing, ProviderOptions, ProviderSettings, ProviderSpec
-from judgesdk.provider.urls import redact_url
+from judgesdk.core import CapabilityError, PermanentError
+from judgesdk.provider import (
+    Capabilities,
+    Choice,
+    GenerateRequest,
+    GenerateResponse,
+    Message,
+    Pricing,
+    ProviderOptions,
+    ProviderSettings,
+    ProviderSpec,
+    Usage,
+    redact_url,
+    runtime,
+)
 
 from ._prompt_cache import ANSWER_NEUTRAL, PromptCachePlanner, cache_marked
 from ._sdk import check_length, classify, json_kind, malformed, no_redirects, own_endpoint, vendor_key, within
@@ -28,7 +39,7 @@ except ImportError:  # pragma: no cover - exercised only without the extra
 
 DEFAULT_CAPABILITIES = Capabilities(prefill=True)
 # Anthropic's prompt-cache prices as multiples of the input price (5-minute TTL), for a price source that gives none;
-# a Claude model priced through another kind gets them too (judgesdk.provider.pricing: its map entry names "anthropic")
+# a Claude model priced through another kind gets them too (judgesdk.provider.prices: its map entry names "anthropic")
 CACHE_WRITE, CACHE_READ = 1.25, 0.1
 
 

@@ -14,9 +14,8 @@ from collections import defaultdict
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
-from judgesdk.core.errors import InputError
-from judgesdk.provider.layers.batch import BatchResult, BatchStatus
-from judgesdk.provider.protocol import GenerateRequest
+from judgesdk.core import InputError
+from judgesdk.provider import BatchResult, BatchStatus, GenerateRequest
 
 from ._sdk import classify
 from .anthropic import AnthropicProvider, anthropic

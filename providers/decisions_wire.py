@@ -33,8 +33,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from judgesdk.core.types import Usage
-from judgesdk.provider.decisions import (
+from judgesdk.core import Usage
+from judgesdk.provider import (
     MAX_LEVELS,
     MIN_LEVELS,
     ChoiceQuestion,
@@ -46,6 +46,7 @@ from judgesdk.provider.decisions import (
     Question,
     RequestError,
     ScoreQuestion,
+    ServedWire,
     checked_distribution,
     checked_probability,
     error_answer,
@@ -54,7 +55,7 @@ from judgesdk.provider.decisions import (
     read_state,
 )
 
-__all__ = ["MAX_QUESTIONS", "PATH", "read_request", "read_response", "request_body", "response_body"]
+__all__ = ["DECISIONS_WIRE", "MAX_QUESTIONS", "PATH", "read_request", "read_response", "request_body", "response_body"]
 
 PATH = "/decisions"  # under the API's base URL (``.../v1``)
 MAX_QUESTIONS = 400  # OpenAI takes 1-400 questions per request
@@ -380,3 +381,6 @@ def answer_body(question: Question, answer: DecisionAnswer) -> dict[str, Any]:
         "type": "choice", "name": question.name, "choice": question.choices[best].value, "confidence": confidence,
         "probabilities": [{"value": option.value, "probability": p} for option, p in zip(question.choices, probs)], **flag,
     }  # fmt: skip
+
+
+DECISIONS_WIRE = ServedWire(read_request=read_request, response_body=response_body)  # what `judgesdk serve` answers in this format

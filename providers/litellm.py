@@ -15,10 +15,19 @@ import os
 import time
 from typing import Any
 
-from judgesdk.core.errors import CapabilityError, PermanentError, ProviderError
-from judgesdk.provider.protocol import Capabilities, Choice, GenerateRequest, GenerateResponse, fold_prefill, runtime
-from judgesdk.provider.registry import ProviderOptions, ProviderSettings, ProviderSpec
-from judgesdk.provider.urls import redact_url
+from judgesdk.core import CapabilityError, PermanentError, ProviderError
+from judgesdk.provider import (
+    Capabilities,
+    Choice,
+    GenerateRequest,
+    GenerateResponse,
+    ProviderOptions,
+    ProviderSettings,
+    ProviderSpec,
+    fold_prefill,
+    redact_url,
+    runtime,
+)
 
 from ._prompt_cache import ANSWER_NEUTRAL, PromptCachePlanner, cache_marked
 from ._sdk import PLACEHOLDER_KEY, answer_choices, chat_logprob_tokens, chat_usage, check_length, classify, field, own_endpoint, within

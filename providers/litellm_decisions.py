@@ -20,9 +20,8 @@ import time
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any, Literal
 
-from judgesdk.core.errors import CapabilityError, ConfigError, PermanentError
-from judgesdk.provider.decisions import DecisionRequest, ask_in_parts
-from judgesdk.provider.protocol import Capabilities, GenerateRequest, GenerateResponse, answer_settings, runtime
+from judgesdk.core import CapabilityError, ConfigError, PermanentError
+from judgesdk.provider import Capabilities, DecisionRequest, GenerateRequest, GenerateResponse, answer_settings, ask_in_parts, runtime
 
 from . import decisions_wire, systemone_wire
 from ._sdk import PLACEHOLDER_KEY, classify

@@ -17,21 +17,23 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from judgesdk.core.errors import CapabilityError, PermanentError, ProviderError, TransientError
-from judgesdk.provider.protocol import (
+from judgesdk.core import CapabilityError, PermanentError, ProviderError, TransientError
+from judgesdk.provider import (
     Capabilities,
     Choice,
     GenerateRequest,
     GenerateResponse,
+    ProviderOptions,
+    ProviderSettings,
+    ProviderSpec,
     TokenLogprob,
     TopLogprob,
     answer_settings,
     as_text,
     fold_prefill,
+    redact_url,
     runtime,
 )
-from judgesdk.provider.registry import ProviderOptions, ProviderSettings, ProviderSpec
-from judgesdk.provider.urls import redact_url
 
 from ._sdk import (
     answer_choices,

@@ -14,9 +14,8 @@ import json
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
-from judgesdk.core.errors import CapabilityError, InputError, MalformedAnswerError
-from judgesdk.provider.layers.batch import BatchResult, BatchStatus
-from judgesdk.provider.protocol import GenerateRequest, GenerateResponse
+from judgesdk.core import CapabilityError, InputError, MalformedAnswerError
+from judgesdk.provider import BatchResult, BatchStatus, GenerateRequest, GenerateResponse
 
 from ._sdk import classify
 from .openai import OpenAIProvider, openai

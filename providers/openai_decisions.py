@@ -18,10 +18,8 @@ import time
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
-from judgesdk.core.errors import CapabilityError, ConfigError, PermanentError, TransientError
-from judgesdk.provider.decisions import DecisionRequest, ask_in_parts
-from judgesdk.provider.protocol import Capabilities, GenerateRequest, GenerateResponse, answer_settings, runtime
-from judgesdk.provider.urls import redact_url
+from judgesdk.core import CapabilityError, ConfigError, PermanentError, TransientError
+from judgesdk.provider import Capabilities, DecisionRequest, GenerateRequest, GenerateResponse, answer_settings, ask_in_parts, redact_url, runtime
 
 from . import decisions_wire
 from ._sdk import classify, own_endpoint, vendor_key

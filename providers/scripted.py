@@ -15,19 +15,20 @@ from collections.abc import Callable, Mapping, Sequence
 
 from pydantic import BaseModel
 
-from judgesdk.core.errors import InputError
-from judgesdk.provider.decisions import DecisionAnswer
-from judgesdk.provider.protocol import (
+from judgesdk.core import InputError
+from judgesdk.provider import (
     Capabilities,
     Choice,
+    DecisionAnswer,
     GenerateRequest,
     GenerateResponse,
+    Pricing,
+    ProviderSpec,
     TokenLogprob,
     TopLogprob,
     Usage,
     as_text,
 )
-from judgesdk.provider.registry import Pricing, ProviderSpec
 
 
 class ScriptedReply(BaseModel):

@@ -20,11 +20,20 @@ from typing import Any
 
 from pydantic import Field
 
-from judgesdk.core.errors import CapabilityError, ConfigError, PermanentError, TransientError, error_from_status
-from judgesdk.provider.decisions import DecisionRequest, ask_in_parts
-from judgesdk.provider.protocol import Capabilities, GenerateRequest, GenerateResponse, answer_settings, runtime
-from judgesdk.provider.registry import ProviderOptions, ProviderSettings, ProviderSpec
-from judgesdk.provider.urls import redact_url
+from judgesdk.core import CapabilityError, ConfigError, PermanentError, TransientError, error_from_status
+from judgesdk.provider import (
+    Capabilities,
+    DecisionRequest,
+    GenerateRequest,
+    GenerateResponse,
+    ProviderOptions,
+    ProviderSettings,
+    ProviderSpec,
+    answer_settings,
+    ask_in_parts,
+    redact_url,
+    runtime,
+)
 
 from . import systemone_wire
 from ._sdk import classify

@@ -31,9 +31,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from judgesdk.core.errors import CapabilityError
-from judgesdk.core.types import Usage
-from judgesdk.provider.decisions import (
+from judgesdk.core import CapabilityError, Usage
+from judgesdk.provider import (
     MAX_LEVELS,
     MIN_LEVELS,
     ChoiceQuestion,
@@ -45,6 +44,7 @@ from judgesdk.provider.decisions import (
     Question,
     RequestError,
     ScoreQuestion,
+    ServedWire,
     checked_distribution,
     checked_probability,
     error_answer,
@@ -53,7 +53,7 @@ from judgesdk.provider.decisions import (
     read_state,
 )
 
-__all__ = ["MEDIA_FIELDS", "PATH", "keys", "read_request", "read_response", "request_body", "response_body"]
+__all__ = ["SYSTEMONE_WIRE", "MEDIA_FIELDS", "PATH", "keys", "read_request", "read_response", "request_body", "response_body"]
 
 PATH = "/v1/systemone"  # under the server's origin
 MEDIA_FIELDS = ("images", "assets", "audio", "videos")  # what a text judge refuses
@@ -280,3 +280,6 @@ def answer_body(question: Question, answer: DecisionAnswer) -> dict[str, Any]:
         "type": "choice", "choice": choice_key(question.choices[best].value), "confidence": max(probs),
         "probabilities": {choice_key(option.value): p for option, p in zip(question.choices, probs)}, **flag,
     }  # fmt: skip
+
+
+SYSTEMONE_WIRE = ServedWire(read_request=read_request, response_body=response_body)  # what `judgesdk serve` answers in this format

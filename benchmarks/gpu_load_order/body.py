@@ -40,8 +40,7 @@ if body.startswith("pure"):
             pool.submit(load).result()
     print(json.dumps({"ok": True, **out}))
 else:
-    from judgesdk import Judge
-    from judgesdk.types import Criterion
+    from judgesdk import Criterion, Judge
 
     crit = Criterion(name="coherence", description="The summary is well structured and reads as a coherent whole.")
     judge = Judge.from_config(

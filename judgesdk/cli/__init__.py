@@ -18,6 +18,22 @@ May import: every floor below.
 
 from __future__ import annotations
 
-from judgesdk.cli.app import build_parser, main
+from typing import TYPE_CHECKING
 
-__all__ = ["build_parser", "main"]
+from judgesdk.core import lazy as _lazy
+
+if TYPE_CHECKING:
+    from judgesdk.cli.app import build_parser, main
+
+__all__ = [
+    "build_parser",
+    "main",
+]
+
+__getattr__, __dir__ = _lazy(
+    __name__,
+    {
+        **dict.fromkeys(("build_parser", "main",), "judgesdk.cli.app"),
+    },
+    globals(),
+)

@@ -29,9 +29,8 @@ from judgesdk.cli import compare as compare_cli
 from judgesdk.cli import diff as diff_cli
 from judgesdk.cli import score as score_cli
 from judgesdk.cli.usage import CommandParser, UsageExit
-from judgesdk.core.errors import ConfigError, InputError, JudgeSDKError
-from judgesdk.core.exits import ExitCode
-from judgesdk.judging.runner import Interrupted
+from judgesdk.core import ConfigError, ExitCode, InputError, JudgeSDKError
+from judgesdk.judging import Interrupted
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -219,7 +218,7 @@ def _add_bench(commands: Any) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object per criterion")
     p.add_argument(
         "--text", choices=["natural", "published"], default="natural",
-        help="natural (default): untokenized, recased text as users write it (judgesdk.meta.natural; what the fused "
+        help="natural (default): untokenized, recased text as users write it (judgesdk.meta.naturalize; what the fused "
         "judge was fitted on); published: the tokenized text the papers evaluated",
     )  # fmt: skip
     p.set_defaults(func=run_bench)
@@ -227,17 +226,15 @@ def _add_bench(commands: Any) -> None:
 
 def run_bench(args: argparse.Namespace) -> int:
     from judgesdk.cli.meta_eval import print_result
-    from judgesdk.judging.judge import Judge
-    from judgesdk.meta import bench
-    from judgesdk.meta.datasets import load_dataset
-    from judgesdk.meta.natural import natural
-    from judgesdk.prompting.presets import criteria_for, criterion
-    from judgesdk.scorers.auto import NOT_SUMMARIES
+    from judgesdk.judging import Judge
+    from judgesdk.meta import evaluate, load_dataset, natural, predictions_path, run_criterion, select
+    from judgesdk.prompting import criteria_for, criterion
+    from judgesdk.scorers import NOT_SUMMARIES
 
     blocking = next((path for path in (args.out, *args.out.parents) if path.exists()), None)
     if blocking is not None and not blocking.is_dir():  # before any model runs: predictions go into a folder
         raise InputError(f"--out {args.out}: {blocking} is a file, not a folder: --out names the folder predictions are written to")
-    records = bench.select(
+    records = select(
         load_dataset(args.dataset, args.data_dir), docs=args.docs, systems=args.systems.split(",") if args.systems else None
     )
     if args.text == "natural":
@@ -247,9 +244,9 @@ def run_bench(args: argparse.Namespace) -> int:
         if args.dataset in NOT_SUMMARIES and judge.options.dataset is None:  # auto: stories and dialogues are no summaries
             judge.options = judge.options.model_copy(update={"dataset": args.dataset})
         for crit in wanted:
-            path = bench.predictions_path(args.out, args.dataset, crit.name, args.method)
-            judged = bench.run_criterion(judge, records, crit, args.method, path)
-            result = bench.evaluate(records, crit, path, bootstrap=args.bootstrap)
+            path = predictions_path(args.out, args.dataset, crit.name, args.method)
+            judged = run_criterion(judge, records, crit, args.method, path)
+            result = evaluate(records, crit, path, bootstrap=args.bootstrap)
             if args.json:
                 print(result.model_dump_json())
             else:
@@ -272,15 +269,15 @@ def _add_cache(commands: Any) -> None:
 
 
 def run_cache(args: argparse.Namespace) -> int:
-    from judgesdk.judging.judge_config import load_config
-    from judgesdk.provider.layers.cache import cache_stats, clear_cache
+    from judgesdk.judging import load_config
+    from judgesdk.provider import cache_stats, clear_cache
 
     if args.action == "merge" or args.folders:  # one SQLite cache per node, merged after a cluster run
         if args.action != "merge":
             raise InputError(f"cache {args.action} takes no folder arguments (use --dir)")
         if len(args.folders) < 2:
             raise InputError("cache merge takes the destination folder, then one or more cache folders: judgesdk cache merge DST SRC...")
-        from judgesdk.distributed.caches import merge_caches
+        from judgesdk.distributed import merge_caches
 
         print(merge_caches(args.folders[0], args.folders[1:]).model_dump_json())
         return ExitCode.OK

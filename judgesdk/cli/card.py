@@ -31,8 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from judgesdk.cli.flags import add_judge_flags, config_mapping, judge_rows
-from judgesdk.core.errors import InputError
-from judgesdk.core.exits import ExitCode
+from judgesdk.core import ExitCode, InputError
 
 __all__ = ["register", "results_path", "run_card"]
 
@@ -94,7 +93,7 @@ def _check_args(args: argparse.Namespace) -> None:
         raise InputError(f"--samples must be at least 1, got {args.samples}")
     if args.budget < 1:
         raise InputError(f"--budget must be at least 1 comparison per document, got {args.budget}")
-    from judgesdk.scorers.pairwise import STRATEGIES
+    from judgesdk.scorers import STRATEGIES
 
     if args.method == PAIRWISE and args.strategy not in STRATEGIES:
         raise InputError(f"--strategy must be one of {', '.join(STRATEGIES)}, got {args.strategy!r}")
@@ -102,8 +101,7 @@ def _check_args(args: argparse.Namespace) -> None:
 
 def _labelled(args: argparse.Namespace) -> tuple[list[Any], list[Any], str, str, str]:
     """(the whole human file, the selection the judge reads, the file's name, the subset in words, the text view)."""
-    from judgesdk.meta import bench
-    from judgesdk.meta.datasets import load_dataset, load_jsonl, shared_data_dir
+    from judgesdk.meta import load_dataset, load_jsonl, select, shared_data_dir
 
     if args.dataset is not None:
         records = load_dataset(args.dataset, args.data_dir)
@@ -113,7 +111,7 @@ def _labelled(args: argparse.Namespace) -> tuple[list[Any], list[Any], str, str,
         records = load_jsonl(args.human)
         human_file = str(args.human)
     systems = [s.strip() for s in args.systems.split(",") if s.strip()] if args.systems else None
-    chosen = bench.select(records, docs=args.docs, systems=systems)
+    chosen = select(records, docs=args.docs, systems=systems)
     n_docs = len({r.doc_id for r in chosen})
     all_docs = len({r.doc_id for r in records})
     if args.docs and args.docs < all_docs:
@@ -124,7 +122,7 @@ def _labelled(args: argparse.Namespace) -> tuple[list[Any], list[Any], str, str,
     text = args.text or ("natural" if args.dataset is not None else "published")
     view = chosen
     if text == "natural":
-        from judgesdk.meta.natural import natural
+        from judgesdk.meta import natural
 
         view = [natural(r) for r in chosen]
     return records, view, human_file, subset, text
@@ -142,18 +140,17 @@ def _shown(path: Path) -> str:
 
 
 def _criteria(args: argparse.Namespace, records: Sequence[Any]) -> list[Any]:
-    from judgesdk.core.errors import JudgeSDKError
-    from judgesdk.core.types import Criterion
-    from judgesdk.meta.datasets import dimensions, require_dimension
-    from judgesdk.meta.evaluate import scale_for
-    from judgesdk.prompting import presets
+    from judgesdk.core import Criterion, JudgeSDKError
+    from judgesdk.meta import dimensions, require_dimension, scale_for
+    from judgesdk.prompting import criteria_for
+    from judgesdk.prompting import criterion as presets_criterion
 
     dataset = args.dataset or next((r.dataset for r in records if r.dataset), "")
     if args.criteria:
         names = [n.strip() for n in args.criteria.split(",") if n.strip()]
     else:
         try:
-            names = [c.name for c in presets.criteria_for(dataset)] if dataset else dimensions(records)
+            names = [c.name for c in criteria_for(dataset)] if dataset else dimensions(records)
         except (JudgeSDKError, KeyError, ValueError):
             names = dimensions(records)
     if not names:
@@ -162,7 +159,7 @@ def _criteria(args: argparse.Namespace, records: Sequence[Any]) -> list[Any]:
     for name in names:
         require_dimension(records, name)
         try:
-            out.append(presets.criterion(dataset, name))
+            out.append(presets_criterion(dataset, name))
         except (JudgeSDKError, KeyError, ValueError):
             scale, _ = scale_for(records, name)
             out.append(Criterion(name=name, description=name, scale=scale))
@@ -171,7 +168,7 @@ def _criteria(args: argparse.Namespace, records: Sequence[Any]) -> list[Any]:
 
 def _items(view: Sequence[Any]) -> list[tuple[Any, dict[str, Any]]]:
     """Judge items of the selection, ids as ``judgesdk score`` gives a line with doc_id and system_id."""
-    from judgesdk.core.types import JudgeItem
+    from judgesdk.core import JudgeItem
     from judgesdk.records import item_ids
 
     ids = item_ids([(n, {"doc_id": r.doc_id, "system_id": r.system_id}) for n, r in enumerate(view, start=1)])
@@ -190,7 +187,7 @@ def _items(view: Sequence[Any]) -> list[tuple[Any, dict[str, Any]]]:
 
 
 def _config(args: argparse.Namespace) -> Any:
-    from judgesdk.judging.judge_config import load_config
+    from judgesdk.judging import load_config
 
     method = args.method
     if method == PAIRWISE:
@@ -214,9 +211,7 @@ def _judge_pointwise(
     config: Any, criterion: Any, items: list[tuple[Any, dict[str, Any]]], path: Path, quiet: bool, adapters: Any = None
 ) -> tuple[int, bool]:
     """Judge the items without a final row in ``path`` as ``judgesdk score -o`` does. Returns (judged now, interrupted)."""
-    from judgesdk.judging.judge import Judge
-    from judgesdk.judging.judge_config import ask_for
-    from judgesdk.judging.runner import Task, pending
+    from judgesdk.judging import Judge, Task, ask_for, pending
     from judgesdk.records import Ledger
 
     ask = ask_for(config, criterion)
@@ -253,9 +248,8 @@ def _judge_pairwise(
 ) -> tuple[int, bool]:
     """Rank each document's outputs (``judge.rank``) and write one row per output: its win ratio, and the
     verdicts of the comparisons in which it was shown first. A document whose rows are all final is skipped."""
-    from judgesdk.core.types import JudgeResult
-    from judgesdk.judging.judge import Judge
-    from judgesdk.judging.judge_config import ask_for
+    from judgesdk.core import JudgeResult
+    from judgesdk.judging import Judge, ask_for
     from judgesdk.records import Ledger, is_final, row_for
 
     label = f"{PAIRWISE}/{strategy}" + (f"/{budget}" if strategy != "full" else "")
@@ -304,7 +298,7 @@ def _judge_pairwise(
 
 def _share(usage: Any, n: int, index: int) -> Any:
     """Output ``index``'s share of a document's usage: the integer parts split so that the shares add up."""
-    from judgesdk.provider.protocol import Usage
+    from judgesdk.provider import Usage
 
     fields = {}
     for name, total in usage.model_dump().items():
@@ -321,8 +315,8 @@ def _share(usage: Any, n: int, index: int) -> Any:
 def _identity(config: Any, rows_dir: Sequence[Path], adapters: Any = None) -> tuple[str, str]:
     """The model's identity: the configured provider's (``identity_of``: a model file's hash), else the rows'
     ``provenance`` where they carry one, else the API model id the rows name."""
-    from judgesdk.judging.judge import Judge
-    from judgesdk.provider.protocol import identity_of
+    from judgesdk.judging import Judge
+    from judgesdk.provider import identity_of
     from judgesdk.records import read_results
 
     if config is not None:
@@ -356,7 +350,7 @@ def _earlier_runs(stem: Path) -> dict[tuple[str, str, int], dict[str, Any]]:
     written again from results judged before keeps it; nothing when there is no readable card there."""
     from pydantic import ValidationError
 
-    from judgesdk.meta.card import Card
+    from judgesdk.meta import Card
 
     path = stem.with_name(stem.name + ".json")
     try:
@@ -403,8 +397,7 @@ def run_card(args: argparse.Namespace, *, adapters: Sequence[Any] | None = None)
     provider in tests), as in :meth:`judgesdk.judging.judge.Judge.from_config`."""
     from importlib.metadata import PackageNotFoundError, version
 
-    from judgesdk.meta.card import JudgeIdentity, LabelledSet, build_card, criterion_card
-    from judgesdk.meta.card_files import write_card
+    from judgesdk.meta import JudgeIdentity, LabelledSet, build_card, criterion_card, write_card
 
     _check_args(args)
     records, view, human_file, subset, text = _labelled(args)

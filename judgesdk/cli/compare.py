@@ -19,9 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from judgesdk.cli.flags import add_judge_flags, config_mapping
-from judgesdk.core.errors import InputError, ProviderError
-from judgesdk.core.exits import ExitCode
-from judgesdk.core.types import Criterion, JudgeItem
+from judgesdk.core import Criterion, ExitCode, InputError, JudgeItem, ProviderError
 from judgesdk.records import read_items
 
 __all__ = ["register", "run_compare", "run_rank"]
@@ -52,7 +50,7 @@ def _add_compare(commands: Any) -> None:
 
 
 def _add_rank(commands: Any) -> None:
-    from judgesdk.scorers.pairwise import SELECTIONS, STRATEGIES
+    from judgesdk.scorers import SELECTIONS, STRATEGIES
 
     p = commands.add_parser("rank", help="rank the outputs of one source by pairwise comparisons; prints JSON")
     p.add_argument("input", type=Path, help="JSONL: one object per line with 'output' (and optional 'id', 'source')")
@@ -104,7 +102,7 @@ def _looks_like_path(value: str) -> bool:
 
 
 def _comparison_judge(args: argparse.Namespace) -> Any:
-    from judgesdk.judging.judge import Judge
+    from judgesdk.judging import Judge
 
     config = config_mapping(args)
     if args.dataset:

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from judgesdk.core.exits import ExitCode
+from judgesdk.core import ExitCode
 
 
 def register(commands: Any) -> None:
@@ -28,7 +28,7 @@ def register(commands: Any) -> None:
 
 
 def run_diff(args: argparse.Namespace) -> int:
-    from judgesdk.meta.diff import diff_files
+    from judgesdk.meta import diff_files
 
     report = diff_files(args.old, args.new, tolerance=args.tolerance, criteria=args.criterion)
     if args.json:

@@ -9,9 +9,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from judgesdk.core.errors import InputError
-from judgesdk.core.types import Scale
-from judgesdk.judging.runner import Outcome, RowSink, Task, run
+from judgesdk.core import InputError, Scale
+from judgesdk.judging import Outcome, RowSink, Task, run
 
 __all__ = ["add_judge_flags", "config_mapping", "console", "judge_rows", "model_work", "parse_options", "parse_scale", "progress"]
 
@@ -19,7 +18,7 @@ __all__ = ["add_judge_flags", "config_mapping", "console", "judge_rows", "model_
 def add_judge_flags(p: Any, template_help: str) -> None:
     """Flags that build the judge, shared by every command that judges."""
     p.add_argument("--config", type=Path, help="TOML or YAML judge config")
-    from judgesdk.provider.registry import provider_kinds  # kinds by name only: no adapter is imported
+    from judgesdk.provider import provider_kinds  # kinds by name only: no adapter is imported
 
     # checked with the config (an unknown kind: exit 3, naming the valid ones), not by argparse
     p.add_argument("--provider", metavar="KIND", help=f"use one provider instead of the config's chain: {', '.join(provider_kinds())}")
@@ -41,7 +40,7 @@ def parse_scale(text: str) -> Scale:
 
 
 def config_mapping(args: argparse.Namespace) -> dict[str, Any]:
-    from judgesdk.judging.judge_config import load_config
+    from judgesdk.judging import load_config
 
     config = load_config(args.config).model_dump()
     stray = [flag for flag, value in (("--model", args.model), ("--base-url", args.base_url), ("--api", args.api)) if value]
@@ -63,7 +62,7 @@ def config_mapping(args: argparse.Namespace) -> dict[str, Any]:
         config["cache"]["enabled"] = False
     options = parse_options(args.option)
     if options:  # each --option is checked against what this command's method reads: a typo is an error
-        from judgesdk.scorers.method_options import check_method_options
+        from judgesdk.scorers import check_method_options
 
         command = getattr(args.func, "__name__", "").removeprefix("run_")
         check_method_options(options, command if command in ("compare", "rank") else config["method"])
@@ -129,7 +128,7 @@ def judge_rows(
 
 def model_work(judge: Any) -> list[tuple[str, str]]:
     """Summary rows for what an in-process model evaluated (its prefix counters), if one was used."""
-    from judgesdk.provider.protocol import unwrap
+    from judgesdk.provider import unwrap
 
     rows: list[tuple[str, str]] = []
     for provider in judge.providers_in_use:

@@ -20,8 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from judgesdk.core.errors import InputError, MissingDependencyError
-from judgesdk.core.exits import ExitCode
+from judgesdk.core import ExitCode, InputError, MissingDependencyError
 
 __all__ = ["register", "run_calibrate", "run_gate", "run_label_slice"]
 
@@ -77,10 +76,8 @@ def run_label_slice(args: argparse.Namespace) -> int:
     """Draw the slice (ids to label) or plan its size from a pilot."""
     import json
 
-    from judgesdk.gate.render import check_output, write_output
-    from judgesdk.gate.slice import draw_slice, join_slice, plan_labels
-    from judgesdk.records import read_results
-    from judgesdk.records.labels import read_labels
+    from judgesdk.gate import check_output, draw_slice, join_slice, plan_labels, write_output
+    from judgesdk.records import read_labels, read_results
 
     if args.output is not None:
         check_output(args.output, "-o", "slice-labels.jsonl")
@@ -152,8 +149,7 @@ def _add_calibrate(subparsers: Any) -> None:
 
 def run_gate(args: argparse.Namespace) -> int:
     """Collect, decide, render: the exit code is the verdict's."""
-    from judgesdk.gate import evaluate_gates, load_gate_config, render_json, render_text, write_reports
-    from judgesdk.gate.render import check_output
+    from judgesdk.gate import check_output, evaluate_gates, load_gate_config, render_json, render_text, write_reports
 
     config = load_gate_config(args.config)
     for path, flag, example in ((args.junit, "--junit", "gate.xml"), (args.markdown, "--markdown", "gate.md"), (args.json_report, "--json-report", "gate.json")):
@@ -175,8 +171,8 @@ def _estimate_gate(args: argparse.Namespace, config: Any) -> int:
     """``gate --estimate``: the bill of judging the gate's input (judgesdk.forecast.job), as text or JSON."""
     from rich.console import Console
 
-    from judgesdk.forecast.job import table
-    from judgesdk.gate.run import estimate
+    from judgesdk.forecast import table
+    from judgesdk.gate import estimate
 
     found = estimate(config, results=args.results)
     if args.json:
@@ -187,8 +183,8 @@ def _estimate_gate(args: argparse.Namespace, config: Any) -> int:
 
 
 def run_calibrate(args: argparse.Namespace) -> int:
-    from judgesdk.meta.calibration import default_path, fit_calibration
-    from judgesdk.records.labels import load_labelled
+    from judgesdk.meta import default_path, fit_calibration
+    from judgesdk.records import load_labelled
 
     if args.fused:
         return _run_fused_refit(args)
@@ -197,7 +193,7 @@ def run_calibrate(args: argparse.Namespace) -> int:
     output = args.output or (default_path(args.config, args.dimension) if args.config else None)
     if output is None:
         raise InputError("say where to save the calibration: -o FILE, or --config JUDGE.toml to save it beside the judge config")
-    from judgesdk.gate.render import check_output
+    from judgesdk.gate import check_output
 
     check_output(Path(output), "-o", "calibration.json")  # before fitting: a bad path must not cost the fit
     data = load_labelled(args.judge_results, args.human, args.dimension, args.criterion)
@@ -219,9 +215,8 @@ def run_calibrate(args: argparse.Namespace) -> int:
 
 def _run_fused_refit(args: argparse.Namespace) -> int:
     """Signals for the labelled outputs, nested CV by document, a fit file; agreement beside each signal's."""
-    from judgesdk.fused import model as fused_model
-    from judgesdk.fused.refit import refit
-    from judgesdk.judging.judge import Judge
+    from judgesdk.fused import refit, save
+    from judgesdk.judging import Judge
 
     scale = None
     if args.scale:
@@ -233,13 +228,13 @@ def _run_fused_refit(args: argparse.Namespace) -> int:
     output = args.output or (args.config.with_name(f"{args.config.stem}.{args.dimension}.fused.json") if args.config else None)
     if output is None:
         raise InputError("say where to save the fit: -o FILE, or --config JUDGE.toml to save it beside the judge config")
-    from judgesdk.gate.render import check_output
+    from judgesdk.gate import check_output
 
     check_output(Path(output), "-o", "fused.json")  # before the model runs: a bad path must not cost the refit
     with Judge.from_config(args.config) as judge:  # its first provider's whole stack: signals go through the cache
         provider = judge.provider(0)
         done = judge.run(refit(provider, args.human, args.dimension, scale=scale, min_items=args.min_items, seed=args.seed, domain=args.domain))
-    fused_model.save(done.fitted, output)
+    save(done.fitted, output)
     for model in done.fitted.criteria[args.dimension]:
         print(f"fused ({model.variant}): cross-validated {model.cv} using {model.choice}")
     print("each signal alone: " + ", ".join(f"{k} {v:+.3f}" for k, v in sorted(done.signals.items(), key=lambda kv: -abs(kv[1]))))

@@ -25,17 +25,29 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from judgesdk.core.errors import InputError
-from judgesdk.core.exits import ExitCode
-from judgesdk.meta.correlation import CONVENTIONS, LEVEL_DEFINITIONS, LEVELS
-from judgesdk.meta.datasets import load_jsonl
-from judgesdk.meta.evaluate import MetaEvalResult, load_predictions, meta_evaluate, read_pairwise, scale_for
-from judgesdk.meta.items import KEEP, check_keep
-from judgesdk.meta.judge_report import JudgeReport, MissingDependencyError, require_matplotlib, write_report
-from judgesdk.meta.preferences import CHALLENGE_ORDERS, check_challenge_order
-from judgesdk.meta.readers import check_parse_mode
-from judgesdk.provider.pricing import CostModel
-from judgesdk.stats.groups import METHODS
+from judgesdk.core import ExitCode, InputError
+from judgesdk.meta import (
+    CHALLENGE_ORDERS,
+    CONVENTIONS,
+    KEEP,
+    LEVEL_DEFINITIONS,
+    LEVELS,
+    JudgeReport,
+    MetaEvalResult,
+    MissingDependencyError,
+    check_challenge_order,
+    check_keep,
+    check_parse_mode,
+    load_jsonl,
+    load_predictions,
+    meta_evaluate,
+    read_pairwise,
+    require_matplotlib,
+    scale_for,
+    write_report,
+)
+from judgesdk.provider import CostModel
+from judgesdk.stats import METHODS
 
 __all__ = ["register", "run_meta_eval"]
 

@@ -12,9 +12,9 @@ import os
 import sys
 from typing import Any
 
-from judgesdk.core.errors import ConfigError, InputError
-from judgesdk.distributed.engine import RayRun, require_ray, score_dataset
-from judgesdk.judging.judge_config import JudgeConfig
+from judgesdk.core import ConfigError, InputError
+from judgesdk.distributed import RayRun, require_ray, score_dataset
+from judgesdk.judging import JudgeConfig
 
 SMALL_JOB_ITEMS = 2400  # up to this many items the hint is printed: the largest job measured, still slower on Ray (benchmarks/README.md)
 

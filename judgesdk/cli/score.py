@@ -24,11 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from judgesdk.cli.flags import add_judge_flags, config_mapping, console, judge_rows, parse_scale
-from judgesdk.core.errors import InputError
-from judgesdk.core.exits import ExitCode
-from judgesdk.core.types import Criterion, JudgeResult, method_family
-from judgesdk.judging.judge_config import ask_for
-from judgesdk.judging.runner import Task, pending, print_rows
+from judgesdk.core import Criterion, ExitCode, InputError, JudgeResult, method_family
+from judgesdk.judging import Task, ask_for, pending, print_rows
 from judgesdk.records import Ledger, read_items
 
 __all__ = ["register", "run_score"]
@@ -66,9 +63,8 @@ def register(commands: Any) -> None:
 
 def run_score(args: argparse.Namespace) -> int:
     """Judge the items not yet final in ``-o`` for this question (see :mod:`judgesdk.records`)."""
-    from judgesdk.judging.judge import Judge
-    from judgesdk.judging.judge_config import load_config
-    from judgesdk.provider.stack import Extras
+    from judgesdk.judging import Judge, load_config
+    from judgesdk.provider import Extras
 
     items = read_items(args.input)
     criterion = _score_criteria(args)
@@ -81,7 +77,7 @@ def run_score(args: argparse.Namespace) -> int:
     ask = _jury_ask(args, config, criterion) if config.jury is not None else ask_for(config, criterion)
     if args.estimate:
         return _estimate_score(args, items, criterion, config, ask)
-    from judgesdk.forecast.job import Beside
+    from judgesdk.forecast import Beside
 
     beside = Beside.open(args.output) if config.jury is None else None  # an estimate saved for -o: set beside the spend
     if config.jury is not None:  # several judges answer each item (judgesdk.jury)
@@ -122,13 +118,15 @@ def run_score(args: argparse.Namespace) -> int:
 def _estimate_score(args: argparse.Namespace, items: Any, criterion: Any, config: Any, ask: Any) -> int:
     """``score --estimate``: what the run would ask of each provider, found without a model call
     (:mod:`judgesdk.forecast.job`); saved beside ``-o`` for the run's report."""
-    from judgesdk.forecast import job as forecast
+    from judgesdk.forecast import forecast as forecast_forecast
+    from judgesdk.forecast import save, todo_items
+    from judgesdk.forecast import table as forecast_table
 
-    found = forecast.forecast(config, [(criterion, forecast.todo_items(items, args.output, ask))])
-    saved = forecast.save(found, args.output) if args.output is not None else None
+    found = forecast_forecast(config, [(criterion, todo_items(items, args.output, ask))])
+    saved = save(found, args.output) if args.output is not None else None
     print(found.model_dump_json(), flush=True)
     if not args.quiet:
-        console().print(forecast.table(found, saved=saved))
+        console().print(forecast_table(found, saved=saved))
     return ExitCode.OK
 
 
@@ -168,14 +166,15 @@ def _score_criteria(args: argparse.Namespace) -> Criterion | list[Criterion]:
                 "from a dataset preset, or judge one criterion with --definition"
             )
         return Criterion(name=args.criterion, description=args.definition or args.criterion, scale=parse_scale(args.scale))
-    from judgesdk.prompting import presets
+    from judgesdk.prompting import criteria_for
+    from judgesdk.prompting import criterion as presets_criterion
 
     if args.definition:
         raise InputError("--definition and --preset both define the criterion: use one")
     if args.criterion == "overall quality":
-        return presets.criteria_for(args.preset)
+        return criteria_for(args.preset)
     names = [name.strip() for name in args.criterion.split(",") if name.strip()]
-    chosen = [presets.criterion(args.preset, name) for name in names]
+    chosen = [presets_criterion(args.preset, name) for name in names]
     return chosen[0] if len(chosen) == 1 else chosen
 
 
@@ -192,7 +191,7 @@ def _methods_line(results: list[JudgeResult]) -> str:
 def _summary(results: list[JudgeResult], skipped: int, unscored: int = 0, work: Sequence[tuple[str, str]] = ()) -> None:
     from rich.table import Table
 
-    from judgesdk.scorers.auto import summary_rows as auto_summary_rows
+    from judgesdk.scorers import summary_rows as auto_summary_rows
 
     scores = [r.score for r in results if r.score is not None]
     statuses = {status: sum(r.status == status for r in results) for status in ("ok", "low_coverage", "unparsed", "refused", "missing", "error")}

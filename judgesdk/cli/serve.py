@@ -15,15 +15,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from judgesdk.core.errors import ConfigError
-from judgesdk.core.exits import ExitCode
+from judgesdk.core import ConfigError, ExitCode
 
 __all__ = ["register", "run_serve"]
 
 
 def register(commands: Any) -> None:
     """Add ``serve`` to an ``argparse`` subparsers object."""
-    from judgesdk.serve.settings import DEFAULT_PORT
+    from judgesdk.serve import DEFAULT_PORT
 
     p = commands.add_parser("serve", help="answer decision requests (POST /v1/decisions, /v1/systemone) with a judge")
     p.add_argument("--config", type=Path, help="judge config (TOML/YAML); default: the embedded local judge")
@@ -55,9 +54,8 @@ def run_serve(args: argparse.Namespace) -> int:
         raise ConfigError(f"judgesdk serve needs the serve extra ({exc.name} is missing): pip install 'judgesdk[serve]'") from None
     from pydantic import ValidationError
 
-    from judgesdk.judging.judge_config import validation_summary
-    from judgesdk.serve.run import serve
-    from judgesdk.serve.settings import ServeSettings
+    from judgesdk.judging import validation_summary
+    from judgesdk.serve import ServeSettings, serve
 
     try:
         settings = ServeSettings(

@@ -24,7 +24,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from judgesdk.core.exits import ExitCode
+from judgesdk.core import ExitCode
 
 __all__ = ["CommandParser", "UsageExit"]
 

@@ -17,8 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from judgesdk.core.errors import InputError
-from judgesdk.core.exits import ExitCode
+from judgesdk.core import ExitCode, InputError
 
 LOOPBACK = "127.0.0.1"
 
@@ -45,10 +44,8 @@ def register(commands: Any) -> None:
 
 
 def run_view(args: argparse.Namespace) -> int:
-    from judgesdk.gate.render import check_output, write_output
-    from judgesdk.view import load
-    from judgesdk.view.html import render_page
-    from judgesdk.view.page_data import page_data
+    from judgesdk.gate import check_output, write_output
+    from judgesdk.view import page_data, read_card, read_inputs, read_run, read_verdict, render_page
 
     if not args.serve and (args.host != LOOPBACK or args.port):
         raise InputError("--host and --port go with --serve: add --serve, or drop them to write a page")
@@ -61,13 +58,13 @@ def run_view(args: argparse.Namespace) -> int:
                 raise InputError("give -o report.html: the results are not on this machine's filesystem")
             output = Path(args.results.rstrip("/")).with_suffix(".html")
         check_output(output, "-o", "report.html")
-    inputs = load.read_inputs(args.input) if args.input else None
-    card = load.read_card(args.card) if args.card else None
-    verdict = load.read_verdict(args.gate) if args.gate else None
+    inputs = read_inputs(args.input) if args.input else None
+    card = read_card(args.card) if args.card else None
+    verdict = read_verdict(args.gate) if args.gate else None
 
     def build(live: bool = False) -> dict[str, Any]:
-        run = load.read_run(args.results)
-        other = load.read_run(args.results_b) if args.results_b else None
+        run = read_run(args.results)
+        other = read_run(args.results_b) if args.results_b else None
         return page_data(run, compare=other, inputs=inputs, card=card, verdict=verdict, tolerance=args.tolerance, title=args.title, live=live)
 
     if args.serve:
@@ -81,8 +78,7 @@ def run_view(args: argparse.Namespace) -> int:
 
 
 def _serve(args: argparse.Namespace, build: Any) -> int:
-    from judgesdk.view.load import stamp
-    from judgesdk.view.server import LiveData, make_server
+    from judgesdk.view import LiveData, make_server, stamp
 
     live = LiveData(build, lambda: (stamp(args.results), stamp(args.results_b) if args.results_b else ()))
     server = make_server(live, args.host, args.port)

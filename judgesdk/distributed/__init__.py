@@ -20,21 +20,32 @@ May import: every floor up to :mod:`judgesdk.judging` (:mod:`judgesdk.core`, :mo
 
 from __future__ import annotations
 
-from typing import Any as _Any
+from typing import TYPE_CHECKING
 
-__all__ = ["RayRun", "SharedLimiter", "merge_caches", "score_dataset"]
+from judgesdk.core import lazy as _lazy
 
-_WHERE = {
-    "RayRun": "judgesdk.distributed.engine",
-    "score_dataset": "judgesdk.distributed.engine",
-    "SharedLimiter": "judgesdk.distributed.limiter",
-    "merge_caches": "judgesdk.distributed.caches",
-}
+if TYPE_CHECKING:
+    from judgesdk.distributed.caches import merge_caches
+    from judgesdk.distributed.engine import RayRun, require_ray, score_dataset
+    from judgesdk.distributed.limiter import SharedLimiter
+    from judgesdk.distributed.output import read_folder
 
+__all__ = [
+    "merge_caches",
+    "RayRun",
+    "read_folder",
+    "require_ray",
+    "score_dataset",
+    "SharedLimiter",
+]
 
-def __getattr__(name: str) -> _Any:
-    if name not in _WHERE:
-        raise AttributeError(f"module 'judgesdk.distributed' has no attribute {name!r}")
-    import importlib
-
-    return getattr(importlib.import_module(_WHERE[name]), name)
+__getattr__, __dir__ = _lazy(
+    __name__,
+    {
+        "merge_caches": "judgesdk.distributed.caches",
+        **dict.fromkeys(("RayRun", "require_ray", "score_dataset",), "judgesdk.distributed.engine"),
+        "SharedLimiter": "judgesdk.distributed.limiter",
+        "read_folder": "judgesdk.distributed.output",
+    },
+    globals(),
+)

@@ -13,14 +13,10 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from judgesdk.core.errors import ConfigError, JudgeSDKError
-from judgesdk.core.types import Criterion, JudgeItem
+from judgesdk.core import ConfigError, Criterion, JudgeItem, JudgeSDKError
 from judgesdk.distributed.limiter import RayPermits
-from judgesdk.judging.judge import Judge
-from judgesdk.judging.judge_config import JudgeConfig, ask_for, detect_chain, load_config
-from judgesdk.judging.runner import Task, run
-from judgesdk.provider.protocol import Provider
-from judgesdk.provider.stack import Extras, bottom
+from judgesdk.judging import Judge, JudgeConfig, Task, ask_for, detect_chain, load_config, run
+from judgesdk.provider import Extras, Provider, bottom
 from judgesdk.records import Ask, encode_row, item_ids
 
 ITEM_COLUMNS = ("id", "output", "source", "context", "reference", "extra")  # the item rows the engine feeds in

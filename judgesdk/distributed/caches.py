@@ -16,8 +16,8 @@ from pathlib import Path
 import diskcache
 from pydantic import BaseModel
 
-from judgesdk.core.errors import InputError
-from judgesdk.provider.layers.cache import CACHE_IO_ERRORS, damaged, open_cache
+from judgesdk.core import InputError
+from judgesdk.provider import CACHE_IO_ERRORS, damaged, open_cache
 
 
 class MergeReport(BaseModel):

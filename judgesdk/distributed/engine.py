@@ -17,15 +17,12 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from judgesdk.core.errors import ConfigError, InputError, JudgeSDKError
-from judgesdk.core.types import CriterionSpec, JudgeItem, as_criteria
+from judgesdk.core import ConfigError, CriterionSpec, InputError, JudgeItem, JudgeSDKError, as_criteria
 from judgesdk.distributed.batches import ITEM_COLUMNS, JudgeBatches, item_row, normalize_batch
 from judgesdk.distributed.limiter import start_limiter
 from judgesdk.distributed.output import compact, final_ids, latest_rows, read_folder, rows_datasink
-from judgesdk.judging.judge_config import JudgeConfig, ask_for, load_config
-from judgesdk.provider.layers.ratelimit import RateLimitConfig
-from judgesdk.provider.protocol import Provider
-from judgesdk.provider.registry import provider_spec
+from judgesdk.judging import JudgeConfig, ask_for, load_config
+from judgesdk.provider import Provider, RateLimitConfig, provider_spec
 from judgesdk.records import read_items
 
 

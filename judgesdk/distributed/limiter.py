@@ -29,11 +29,8 @@ import time
 import uuid
 from typing import Any
 
-from judgesdk.core.errors import ProviderError, RateLimitError
-from judgesdk.core.types import Usage
-from judgesdk.provider.layers.ratelimit import RateLimitConfig
-from judgesdk.provider.protocol import Capabilities, GenerateRequest, GenerateResponse
-from judgesdk.provider.stack import limited
+from judgesdk.core import ProviderError, RateLimitError, Usage
+from judgesdk.provider import Capabilities, GenerateRequest, GenerateResponse, RateLimitConfig, limited
 
 LEASE_S = 900.0  # longer than any one call: a permit held longer belongs to a caller that never reports back
 HEARTBEAT_S = 1.0  # how often a caller renews its owner's lease

@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from judgesdk.core.errors import InputError
+from judgesdk.core import InputError
 from judgesdk.records import Ask, encode_row, is_final, latest, parse_rows, row_id
 
 SUFFIX = ".jsonl"

@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from judgesdk.core.errors import InputError
+from judgesdk.core import InputError
 
 __all__ = ["parse_choice", "strip_markdown"]
 

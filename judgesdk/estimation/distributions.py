@@ -16,8 +16,8 @@ import math
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
-from judgesdk.core.types import LabelDistribution, Scale
-from judgesdk.provider.protocol import TokenLogprob
+from judgesdk.core import LabelDistribution, Scale
+from judgesdk.provider import TokenLogprob
 
 NUMBER_WORDS = {
     "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5,

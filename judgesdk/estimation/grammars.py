@@ -34,9 +34,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from judgesdk.core.errors import InputError
-from judgesdk.core.types import Scale
-from judgesdk.provider.protocol import GenerateRequest, GenerateResponse, Message, Provider
+from judgesdk.core import InputError, Scale
+from judgesdk.provider import GenerateRequest, GenerateResponse, Message, Provider
 
 FormatName = Literal["direct", "rts", "fusion"]
 RTS_CLOSING = "\nFinal score:"

@@ -77,8 +77,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
-from judgesdk.core.errors import InputError
-from judgesdk.core.types import Scale
+from judgesdk.core import InputError, Scale
 from judgesdk.estimation.choices import parse_choice, strip_markdown
 
 __all__ = ["ParsedScore", "ParseStatus", "parse_choice", "parse_score"]

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from judgesdk.core.faces import lazy as _lazy
+from judgesdk.core import lazy as _lazy
 
 if TYPE_CHECKING:
     from judgesdk.forecast.job import (
@@ -35,11 +35,32 @@ if TYPE_CHECKING:
         save,
         table,
         todo_items,
-    )  # fmt: skip
+    )
 
 __all__ = [
-    "CHARS_PER_TOKEN", "Beside", "Forecast", "PlanningProvider", "ProviderForecast", "ProviderSpend", "SpendMeter",
-    "aforecast", "compare_rows", "estimate_path", "fingerprint", "forecast", "label_paths", "load_saved", "save",
-    "table", "todo_items",
-]  # fmt: skip
-__getattr__, __dir__ = _lazy(__name__, dict.fromkeys(__all__, "judgesdk.forecast.job"), globals())
+    "aforecast",
+    "Beside",
+    "CHARS_PER_TOKEN",
+    "compare_rows",
+    "estimate_path",
+    "fingerprint",
+    "Forecast",
+    "forecast",
+    "label_paths",
+    "load_saved",
+    "PlanningProvider",
+    "ProviderForecast",
+    "ProviderSpend",
+    "save",
+    "SpendMeter",
+    "table",
+    "todo_items",
+]
+
+__getattr__, __dir__ = _lazy(
+    __name__,
+    {
+        **dict.fromkeys(("Beside", "CHARS_PER_TOKEN", "Forecast", "PlanningProvider", "ProviderForecast", "ProviderSpend", "SpendMeter", "aforecast", "compare_rows", "estimate_path", "fingerprint", "forecast", "label_paths", "load_saved", "save", "table", "todo_items",), "judgesdk.forecast.job"),
+    },
+    globals(),
+)

@@ -13,7 +13,7 @@
 * **tokens evaluated** (the local model): the provider's ``counters.tokens_evaluated`` after prefix reuse,
   from a replay of its KV-cache rules (:mod:`judgesdk.forecast.kv_replay`) over the calls in arrival order:
   the source of a document is evaluated once when its outputs follow each other.
-* **cost** from :func:`judgesdk.provider.pricing.price_for` (0 for a local model; unknown, never made up, where there is
+* **cost** from :func:`judgesdk.provider.prices.price_for` (0 for a local model; unknown, never made up, where there is
   no price).
 
 A run into the same results file counts its spend per provider (:class:`ProviderSpend`, filled by

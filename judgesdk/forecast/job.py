@@ -35,8 +35,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from judgesdk.core.errors import ConfigError, ProviderError
-from judgesdk.core.types import Criterion, JudgeItem
+from judgesdk.core import ConfigError, Criterion, JudgeItem, ProviderError
 from judgesdk.forecast.bill import (
     Forecast,
     ProviderForecast,
@@ -50,15 +49,22 @@ from judgesdk.forecast.bill import (
 from judgesdk.forecast.kv_replay import KVReplay, label_paths, local_settings
 from judgesdk.forecast.planner import PlanningProvider
 from judgesdk.forecast.tokens import CHARS_PER_TOKEN, Vocab, tokenizer_for
-from judgesdk.judging.judge import Judge
-from judgesdk.judging.judge_config import JudgeConfig, ask_for, detect_chain
-from judgesdk.provider.layers.budget import UsageMeter
-from judgesdk.provider.layers.cache import CachedProvider, check_directory, open_cache
-from judgesdk.provider.pricing import CostModel, price_for
-from judgesdk.provider.protocol import Provider, Usage, find_layer, unwrap
-from judgesdk.provider.registry import pricing
-from judgesdk.provider.settings import ProviderConfig
-from judgesdk.provider.stack import build_adapter
+from judgesdk.judging import Judge, JudgeConfig, ask_for, detect_chain
+from judgesdk.provider import (
+    CachedProvider,
+    CostModel,
+    Provider,
+    ProviderConfig,
+    Usage,
+    UsageMeter,
+    build_adapter,
+    check_directory,
+    find_layer,
+    open_cache,
+    price_for,
+    pricing,
+    unwrap,
+)
 from judgesdk.records import is_final, read_results
 from judgesdk.scorers import is_method, method_spec
 

@@ -16,9 +16,13 @@ from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from judgesdk.providers.llamacpp import rules
-from judgesdk.providers.llamacpp.rules import common, label_paths
-from judgesdk.providers.llamacpp.rules import shared as shared_prefix
+from judgesdk.providers import CELL_ALIGN as rules_CELL_ALIGN
+from judgesdk.providers import PARALLEL_MAX_SUFFIX as rules_PARALLEL_MAX_SUFFIX
+from judgesdk.providers import RESTORE_MIN_GAIN as rules_RESTORE_MIN_GAIN
+from judgesdk.providers import ROW_GROUP as rules_ROW_GROUP
+from judgesdk.providers import SAVE_MIN_DISCARD as rules_SAVE_MIN_DISCARD
+from judgesdk.providers import common, label_paths
+from judgesdk.providers import shared as shared_prefix
 
 __all__ = ["KVReplay", "label_paths", "local_settings"]
 
@@ -33,11 +37,11 @@ class KVReplay:
     states are far below it) and a generation's own stopping (counted at ``max_tokens``).
     """
 
-    RESTORE_MIN_GAIN = rules.RESTORE_MIN_GAIN
-    SAVE_MIN_DISCARD = rules.SAVE_MIN_DISCARD
-    CELL_ALIGN = rules.CELL_ALIGN
-    ROW_GROUP = rules.ROW_GROUP
-    PARALLEL_MAX_SUFFIX = rules.PARALLEL_MAX_SUFFIX
+    RESTORE_MIN_GAIN = rules_RESTORE_MIN_GAIN
+    SAVE_MIN_DISCARD = rules_SAVE_MIN_DISCARD
+    CELL_ALIGN = rules_CELL_ALIGN
+    ROW_GROUP = rules_ROW_GROUP
+    PARALLEL_MAX_SUFFIX = rules_PARALLEL_MAX_SUFFIX
 
     def __init__(self, *, reuse: bool, states: int, n_swa: int, parallel: int, n_batch: int, n_ctx: int) -> None:
         self.reuse, self.max_states, self.n_swa = reuse, states if reuse else 0, n_swa

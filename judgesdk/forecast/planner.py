@@ -20,20 +20,22 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from judgesdk.core.types import Scale
+from judgesdk.core import Scale
 from judgesdk.forecast.bill import ProviderForecast
 from judgesdk.forecast.kv_replay import KVReplay, label_paths
-from judgesdk.provider.decisions import DecisionAnswer, PredicateQuestion, ScoreQuestion
-from judgesdk.provider.layers.cache import cache_key
-from judgesdk.provider.protocol import (
+from judgesdk.provider import (
     Choice,
+    DecisionAnswer,
     GenerateRequest,
     GenerateResponse,
+    PredicateQuestion,
     Provider,
+    ScoreQuestion,
     TokenLogprob,
     TopLogprob,
     Usage,
     WrapperProvider,
+    cache_key,
     request_text,
 )
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from judgesdk.provider.protocol import Provider, unwrap
-from judgesdk.providers.scripted import ScriptedProvider
+from judgesdk.provider import Provider, unwrap
+from judgesdk.providers import ScriptedProvider
 
 __all__ = ["CHARS_PER_TOKEN", "Chars", "Vocab", "Words", "tokenizer_for"]
 

@@ -4,6 +4,111 @@ the human scale (:mod:`.model`), and the nested cross-validation that fits it (:
 The fit files (``data/``) are versioned data with their provenance; the scorer that judges with them is
 :mod:`judgesdk.scorers.fused`.
 
+Its modules:
+
+* ``signals.py``: likelihoods and yes/no probabilities from a small model, measured once per output;
+  ``text.py``: cheap, model-free evidence (overlap, novelty, length, repetition);
+* ``domains.py``: the tasks a fit is made for and the envelope check that an item is one of them; ``priors.py``:
+  what each domain's fit may read and the sign each signal may take, fixed before fitting;
+* ``model.py``: a fitted judge (ridge per criterion, then a monotone map) and its versioned file;
+  ``levels.py``: its prediction as a probability per level of the scale;
+* ``fit.py``: nested, document-level cross-validation; ``train.py``: a fit file from signals and labels;
+  ``refitting.py``: a refit on a user's own labelled outputs (``judgesdk calibrate --fused``).
+
 May import: :mod:`judgesdk.core`, :mod:`judgesdk.stats`, :mod:`judgesdk.provider`, :mod:`judgesdk.prompting`,
 :mod:`judgesdk.estimation`, :mod:`judgesdk.records`.
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from judgesdk.core import lazy as _lazy
+
+if TYPE_CHECKING:
+    from judgesdk.fused.domains import SHAPE, envelope, shape
+    from judgesdk.fused.fit import CriterionFit, fit_criterion, group_bootstrap, group_codes, mean_group_spearman, system_kendall
+    from judgesdk.fused.levels import level_probabilities
+    from judgesdk.fused.model import (
+        FORMAT,
+        CriterionModel,
+        Declined,
+        FusedModelFile,
+        ModelIdentity,
+        bundled,
+        bundled_for,
+        bundled_labels,
+        file_sha256,
+        load,
+        model_sha256,
+        save,
+    )
+    from judgesdk.fused.refitting import refit
+    from judgesdk.fused.signals import (
+        JOIN,
+        QUESTIONS,
+        REFERENCE_LIKELIHOOD_FEATURES,
+        UNCONDITIONAL_FEATURES,
+        WITHOUT_CONTEXT_FEATURES,
+        Evidence,
+        extract,
+        features,
+        templates,
+    )
+    from judgesdk.fused.text import text_features
+    from judgesdk.fused.train import fit_file, readable, signal_table, signs_for
+
+__all__ = [
+    "bundled",
+    "bundled_for",
+    "bundled_labels",
+    "CriterionFit",
+    "CriterionModel",
+    "Declined",
+    "envelope",
+    "Evidence",
+    "extract",
+    "features",
+    "file_sha256",
+    "fit_criterion",
+    "fit_file",
+    "FORMAT",
+    "FusedModelFile",
+    "group_bootstrap",
+    "group_codes",
+    "JOIN",
+    "level_probabilities",
+    "load",
+    "mean_group_spearman",
+    "model_sha256",
+    "ModelIdentity",
+    "QUESTIONS",
+    "readable",
+    "REFERENCE_LIKELIHOOD_FEATURES",
+    "refit",
+    "save",
+    "SHAPE",
+    "shape",
+    "signal_table",
+    "signs_for",
+    "system_kendall",
+    "templates",
+    "text_features",
+    "UNCONDITIONAL_FEATURES",
+    "WITHOUT_CONTEXT_FEATURES",
+]
+
+__getattr__, __dir__ = _lazy(
+    __name__,
+    {
+        **dict.fromkeys(("SHAPE", "envelope", "shape",), "judgesdk.fused.domains"),
+        **dict.fromkeys(("CriterionFit", "fit_criterion", "group_bootstrap", "group_codes", "mean_group_spearman", "system_kendall",), "judgesdk.fused.fit"),
+        "level_probabilities": "judgesdk.fused.levels",
+        **dict.fromkeys(("CriterionModel", "Declined", "FORMAT", "FusedModelFile", "ModelIdentity", "bundled", "bundled_for", "bundled_labels", "file_sha256", "load", "model_sha256", "save",), "judgesdk.fused.model"),
+        "refit": "judgesdk.fused.refitting",
+        **dict.fromkeys(("Evidence", "JOIN", "QUESTIONS", "REFERENCE_LIKELIHOOD_FEATURES", "UNCONDITIONAL_FEATURES", "WITHOUT_CONTEXT_FEATURES", "extract", "features", "templates",), "judgesdk.fused.signals"),
+        "text_features": "judgesdk.fused.text",
+        **dict.fromkeys(("fit_file", "readable", "signal_table", "signs_for",), "judgesdk.fused.train"),
+    },
+    globals(),
+)

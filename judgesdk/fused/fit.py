@@ -24,9 +24,9 @@ import numpy as np
 from scipy.optimize import lsq_linear
 from scipy.stats import kendalltau, rankdata, spearmanr
 
-from judgesdk.core.errors import InputError
+from judgesdk.core import InputError
 from judgesdk.fused.model import CriterionModel, Variant
-from judgesdk.stats.isotonic import pava
+from judgesdk.stats import pava
 
 LIKELIHOOD = ("cond_mean", "cond_low", "cond_low10", "cond_min", "cond_std", "uncond_mean", "pmi_mean", "pmi_low", "log_tokens")
 QUESTIONS = ("yes_coherence", "yes_consistency", "yes_fluency", "yes_relevance")

@@ -20,9 +20,9 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, Field, ValidationError
 
-from judgesdk.core.errors import ConfigError, InputError
+from judgesdk.core import ConfigError, InputError
 from judgesdk.fused.domains import DOMAINS, Envelope
-from judgesdk.provider.protocol import Provider, identity_of, unwrap
+from judgesdk.provider import Provider, identity_of, unwrap
 
 FORMAT = "judgesdk.fused/2"
 # Format 1 (the first fits) had no domain, no envelope and one interval per criterion; it is still read (as a

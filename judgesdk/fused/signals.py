@@ -26,12 +26,11 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, Field
 
-from judgesdk.core.errors import CapabilityError, InputError
-from judgesdk.core.types import JudgeItem
+from judgesdk.core import CapabilityError, InputError, JudgeItem
 from judgesdk.fused.domains import DOMAINS, Domain
 from judgesdk.fused.text import text_features
-from judgesdk.prompting.templates import Template, load_template
-from judgesdk.provider.protocol import GenerateRequest, GenerateResponse, Provider, Usage
+from judgesdk.prompting import Template, load_template
+from judgesdk.provider import GenerateRequest, GenerateResponse, Provider, Usage
 
 SIGNAL_SET = "summary-signals/1"  # bump when a template, a question or a feature definition changes
 JOIN = " "  # the output follows "Summary:" after one space

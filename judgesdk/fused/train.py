@@ -14,7 +14,7 @@ from importlib.metadata import PackageNotFoundError, version
 
 import numpy as np
 
-from judgesdk.core.errors import InputError
+from judgesdk.core import InputError
 from judgesdk.fused import priors
 from judgesdk.fused.domains import DOMAINS, envelope
 from judgesdk.fused.fit import CriterionFit, fit_criterion, group_codes, mean_group_spearman

@@ -64,58 +64,49 @@ May import: every floor up to :mod:`judgesdk.forecast` and :mod:`judgesdk.jury` 
 
 from __future__ import annotations
 
-from judgesdk.gate.checks import decide, evaluate_gates
-from judgesdk.gate.gate_config import (
-    CILowerGate,
-    CorrectedPassRateGate,
-    CoverageGate,
-    CriterionSpec,
-    Gate,
-    GateConfig,
-    MeanGate,
-    PassRateGate,
-    PPICILowerGate,
-    PPIRegressionGate,
-    ProvenanceGate,
-    RegressionGate,
-    ReviewGate,
-    load_gate_config,
-)
-from judgesdk.gate.render import (
-    render_json,
-    render_junit,
-    render_markdown,
-    render_text,
-    write_reports,
-)
-from judgesdk.gate.run import (
-    CriterionRun,
-    GateRun,
-    collect,
-)
-from judgesdk.gate.slice import LabelPlan, Slice, draw_slice, join_slice, plan_labels
-from judgesdk.gate.verdict import (
-    EXIT_CODES,
-    GateKind,
-    GateResult,
-    Outcome,
-    Status,
-    Verdict,
-    verdict_status,
-)
-from judgesdk.records.labels import HumanLabels, read_labels
-from judgesdk.stats.intervals import Interval
-from judgesdk.stats.pass_rate import PassRateRefusal, RoganGladen, rogan_gladen
-from judgesdk.stats.ppi import PPIMean, ppi_mean
-from judgesdk.stats.resampling import bootstrap_mean_ci, sign_flip_p
+from typing import TYPE_CHECKING
+
+from judgesdk.core import lazy as _lazy
+
+if TYPE_CHECKING:
+    from judgesdk.gate.checks import decide, evaluate_gates
+    from judgesdk.gate.gate_config import (
+        CILowerGate,
+        CorrectedPassRateGate,
+        CoverageGate,
+        CriterionSpec,
+        Gate,
+        GateConfig,
+        MeanGate,
+        PassRateGate,
+        PPICILowerGate,
+        PPIRegressionGate,
+        ProvenanceGate,
+        RegressionGate,
+        ReviewGate,
+        load_gate_config,
+    )
+    from judgesdk.gate.render import check_output, render_json, render_junit, render_markdown, render_text, write_output, write_reports
+    from judgesdk.gate.run import CriterionRun, GateRun, collect, estimate
+    from judgesdk.gate.slice import LabelPlan, Slice, draw_slice, join_slice, plan_labels
+    from judgesdk.gate.verdict import EXIT_CODES, GateKind, GateResult, Outcome, Status, Verdict, verdict_status
+    from judgesdk.records import HumanLabels, read_labels
+    from judgesdk.stats import Interval, PassRateRefusal, PPIMean, RoganGladen, bootstrap_mean_ci, ppi_mean, rogan_gladen, sign_flip_p
 
 __all__ = [
-    "EXIT_CODES",
+    "bootstrap_mean_ci",
+    "check_output",
     "CILowerGate",
+    "collect",
     "CorrectedPassRateGate",
     "CoverageGate",
     "CriterionRun",
     "CriterionSpec",
+    "decide",
+    "draw_slice",
+    "estimate",
+    "evaluate_gates",
+    "EXIT_CODES",
     "Gate",
     "GateConfig",
     "GateKind",
@@ -123,37 +114,48 @@ __all__ = [
     "GateRun",
     "HumanLabels",
     "Interval",
+    "join_slice",
     "LabelPlan",
+    "load_gate_config",
     "MeanGate",
     "Outcome",
-    "PPICILowerGate",
-    "PPIRegressionGate",
-    "PPIMean",
     "PassRateGate",
     "PassRateRefusal",
-    "ProvenanceGate",
-    "RegressionGate",
-    "ReviewGate",
-    "RoganGladen",
-    "Slice",
-    "Status",
-    "Verdict",
-    "bootstrap_mean_ci",
-    "collect",
-    "decide",
-    "draw_slice",
-    "evaluate_gates",
-    "join_slice",
-    "load_gate_config",
     "plan_labels",
     "ppi_mean",
+    "PPICILowerGate",
+    "PPIMean",
+    "PPIRegressionGate",
+    "ProvenanceGate",
     "read_labels",
+    "RegressionGate",
     "render_json",
     "render_junit",
     "render_markdown",
     "render_text",
+    "ReviewGate",
     "rogan_gladen",
+    "RoganGladen",
     "sign_flip_p",
+    "Slice",
+    "Status",
+    "Verdict",
     "verdict_status",
+    "write_output",
     "write_reports",
 ]
+
+__getattr__, __dir__ = _lazy(
+    __name__,
+    {
+        **dict.fromkeys(("decide", "evaluate_gates",), "judgesdk.gate.checks"),
+        **dict.fromkeys(("CILowerGate", "CorrectedPassRateGate", "CoverageGate", "CriterionSpec", "Gate", "GateConfig", "MeanGate", "PPICILowerGate", "PPIRegressionGate", "PassRateGate", "ProvenanceGate", "RegressionGate", "ReviewGate", "load_gate_config",), "judgesdk.gate.gate_config"),
+        **dict.fromkeys(("check_output", "render_json", "render_junit", "render_markdown", "render_text", "write_output", "write_reports",), "judgesdk.gate.render"),
+        **dict.fromkeys(("CriterionRun", "GateRun", "collect", "estimate",), "judgesdk.gate.run"),
+        **dict.fromkeys(("LabelPlan", "Slice", "draw_slice", "join_slice", "plan_labels",), "judgesdk.gate.slice"),
+        **dict.fromkeys(("EXIT_CODES", "GateKind", "GateResult", "Outcome", "Status", "Verdict", "verdict_status",), "judgesdk.gate.verdict"),
+        **dict.fromkeys(("HumanLabels", "read_labels",), "judgesdk.records"),
+        **dict.fromkeys(("Interval", "PPIMean", "PassRateRefusal", "RoganGladen", "bootstrap_mean_ci", "ppi_mean", "rogan_gladen", "sign_flip_p",), "judgesdk.stats"),
+    },
+    globals(),
+)

@@ -21,17 +21,16 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel
 
-from judgesdk.core.provenance import record_of
-from judgesdk.core.types import JudgeResult, method_family
+from judgesdk.core import JudgeResult, method_family, record_of
 from judgesdk.gate.corrected import LABELLED_CHECKS, Labels
 from judgesdk.gate.gate_config import CILowerGate, CoverageGate, GateConfig, MeanGate, PassRateGate, ProvenanceGate, RegressionGate, ReviewGate
 from judgesdk.gate.outcome import calibrated_scores, gate_result, scale_note, undetermined
 from judgesdk.gate.run import CriterionRun, GateRun, collect
 from judgesdk.gate.verdict import GateResult, Verdict
-from judgesdk.meta.reliability import ItemSignals, review_flags
-from judgesdk.provider.layers.budget import BudgetState
-from judgesdk.records.labels import HumanLabels, read_labels
-from judgesdk.stats.resampling import bootstrap_mean_ci, sign_flip_p
+from judgesdk.meta import ItemSignals, review_flags
+from judgesdk.provider import BudgetState
+from judgesdk.records import HumanLabels, read_labels
+from judgesdk.stats import bootstrap_mean_ci, sign_flip_p
 
 
 def _check_mean(gate: MeanGate, run: CriterionRun) -> GateResult:

@@ -15,16 +15,14 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from judgesdk.core.errors import InputError
+from judgesdk.core import InputError
 from judgesdk.gate.gate_config import CorrectedPassRateGate, PPICILowerGate, PPIRegressionGate
 from judgesdk.gate.outcome import calibrated_scores, gate_result, scale_note, undetermined
 from judgesdk.gate.run import CriterionRun
 from judgesdk.gate.slice import Slice, join_slice
 from judgesdk.gate.verdict import GateResult
-from judgesdk.records.labels import HumanLabels
-from judgesdk.stats.intervals import Interval, proportion_interval
-from judgesdk.stats.pass_rate import PassRateRefusal, rogan_gladen
-from judgesdk.stats.ppi import PPIMean, PPIMethod, ppi_difference, ppi_drop_p, ppi_mean
+from judgesdk.records import HumanLabels
+from judgesdk.stats import Interval, PassRateRefusal, PPIMean, PPIMethod, ppi_difference, ppi_drop_p, ppi_mean, proportion_interval, rogan_gladen
 
 __all__ = ["LABELLED_CHECKS", "Labels"]
 

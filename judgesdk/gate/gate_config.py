@@ -15,12 +15,11 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from judgesdk.core.errors import ConfigError, InputError
-from judgesdk.core.types import Criterion, Scale
-from judgesdk.judging.judge_config import validation_summary
-from judgesdk.meta.reliability import ReviewPolicy
-from judgesdk.prompting import presets
-from judgesdk.provider.layers.budget import Budget
+from judgesdk.core import ConfigError, Criterion, InputError, Scale
+from judgesdk.judging import validation_summary
+from judgesdk.meta import ReviewPolicy
+from judgesdk.prompting import criterion as presets_criterion
+from judgesdk.provider import Budget
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -46,7 +45,7 @@ class CriterionSpec(BaseModel):
 
     def criterion(self) -> Criterion:
         if self.preset:
-            return presets.criterion(self.preset, self.name)
+            return presets_criterion(self.preset, self.name)
         try:
             low, high = (int(part) for part in self.scale.split("-", 1))
         except ValueError as exc:

@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from judgesdk.core.types import JudgeResult
+from judgesdk.core import JudgeResult
 from judgesdk.gate.run import CriterionRun
 from judgesdk.gate.verdict import GateKind, GateResult, Outcome
-from judgesdk.meta.calibration import Calibration
+from judgesdk.meta import Calibration
 
 __all__ = ["calibrated_scores", "gate_result", "scale_note", "undetermined"]
 

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from judgesdk.core.errors import InputError
+from judgesdk.core import InputError
 from judgesdk.gate.verdict import Verdict
 
 _WORDS = {"pass": "PASS", "fail": "FAIL", "inconclusive": "INCONCLUSIVE", "undetermined": "UNDETERMINED"}

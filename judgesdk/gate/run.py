@@ -17,16 +17,12 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from judgesdk.core.errors import ConfigError, InputError
-from judgesdk.core.types import Criterion, JudgeResult
-from judgesdk.forecast.job import Forecast, forecast
+from judgesdk.core import ConfigError, Criterion, InputError, JudgeResult
+from judgesdk.forecast import Forecast, forecast
 from judgesdk.gate.gate_config import BASELINE_KINDS, GateConfig, off_scale
-from judgesdk.judging.judge_config import ask_for, load_config
-from judgesdk.judging.runner import Task, pending, run
-from judgesdk.judging.runners import budgeted_judge
-from judgesdk.meta.calibration import Calibration
-from judgesdk.provider.layers.budget import BudgetMeter, BudgetState
-from judgesdk.provider.pricing import CostReport, summarize_usage
+from judgesdk.judging import Task, ask_for, budgeted_judge, load_config, pending, run
+from judgesdk.meta import Calibration
+from judgesdk.provider import BudgetMeter, BudgetState, CostReport, summarize_usage
 from judgesdk.records import Ask, Ledger, Results, asks_in, is_final, latest, read_items, read_results, to_result
 
 # what the gate reads rows from: a results file read as typed rows, or the rows of the ledger it judged into

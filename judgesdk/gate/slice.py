@@ -24,8 +24,8 @@ import numpy as np
 from pydantic import BaseModel
 from scipy import stats
 
-from judgesdk.core.errors import InputError
-from judgesdk.records.labels import HumanLabels
+from judgesdk.core import InputError
+from judgesdk.records import HumanLabels
 
 __all__ = ["LabelPlan", "Slice", "draw_slice", "join_slice", "plan_labels"]
 

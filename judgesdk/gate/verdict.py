@@ -13,9 +13,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, computed_field
 
-from judgesdk.core.exits import ExitCode
-from judgesdk.provider.layers.budget import BudgetState
-from judgesdk.provider.pricing import CostReport
+from judgesdk.core import ExitCode
+from judgesdk.provider import BudgetState, CostReport
 
 GateKind = Literal["quality", "reliability", "completeness"]
 Outcome = Literal["pass", "fail", "undetermined"]

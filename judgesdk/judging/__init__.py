@@ -18,15 +18,45 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from judgesdk.core.faces import lazy as _lazy
+from judgesdk.core import lazy as _lazy
 
 if TYPE_CHECKING:
-    from judgesdk.judging.judge import Judge
-    from judgesdk.judging.judge_config import JudgeConfig, ask_for, load_config
+    from judgesdk.judging.judge import CriterionSpec, Judge, ProviderSource, as_criteria, as_criterion
+    from judgesdk.judging.judge_config import JudgeConfig, JuryConfig, ask_for, detect_chain, jury_member_config, load_config, validation_summary
+    from judgesdk.judging.runner import Interrupted, Outcome, RowSink, Task, pending, print_rows, run
+    from judgesdk.judging.runners import budgeted_judge, run_offline
 
-__all__ = ["Judge", "JudgeConfig", "ask_for", "load_config"]
+__all__ = [
+    "as_criteria",
+    "as_criterion",
+    "ask_for",
+    "budgeted_judge",
+    "CriterionSpec",
+    "detect_chain",
+    "Interrupted",
+    "Judge",
+    "JudgeConfig",
+    "jury_member_config",
+    "JuryConfig",
+    "load_config",
+    "Outcome",
+    "pending",
+    "print_rows",
+    "ProviderSource",
+    "RowSink",
+    "run",
+    "run_offline",
+    "Task",
+    "validation_summary",
+]
+
 __getattr__, __dir__ = _lazy(
     __name__,
-    {"Judge": "judgesdk.judging.judge", **dict.fromkeys(("JudgeConfig", "ask_for", "load_config"), "judgesdk.judging.judge_config")},
+    {
+        **dict.fromkeys(("CriterionSpec", "Judge", "ProviderSource", "as_criteria", "as_criterion",), "judgesdk.judging.judge"),
+        **dict.fromkeys(("JudgeConfig", "JuryConfig", "ask_for", "detect_chain", "jury_member_config", "load_config", "validation_summary",), "judgesdk.judging.judge_config"),
+        **dict.fromkeys(("Interrupted", "Outcome", "RowSink", "Task", "pending", "print_rows", "run",), "judgesdk.judging.runner"),
+        **dict.fromkeys(("budgeted_judge", "run_offline",), "judgesdk.judging.runners"),
+    },
     globals(),
 )

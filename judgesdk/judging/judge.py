@@ -17,20 +17,32 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from judgesdk.core.errors import ConfigError, InputError, JudgeSDKError, MissingItemField, ProviderError, UnavailableError, stray, stray_message
-from judgesdk.core.provenance import Provenance, options_hash, sdk_version
-from judgesdk.core.types import Criterion, CriterionSpec, JudgeItem, JudgeResult, as_criteria, as_criterion
-from judgesdk.estimation.estimate import EstimationSettings
+from judgesdk.core import (
+    ConfigError,
+    Criterion,
+    CriterionSpec,
+    InputError,
+    JudgeItem,
+    JudgeResult,
+    JudgeSDKError,
+    MissingItemField,
+    Provenance,
+    ProviderError,
+    UnavailableError,
+    as_criteria,
+    as_criterion,
+    options_hash,
+    sdk_version,
+    stray,
+    stray_message,
+)
+from judgesdk.estimation import EstimationSettings
 from judgesdk.judging.judge_config import JudgeConfig, detect_chain, load_config
-from judgesdk.prompting.injection import instruction_like
-from judgesdk.prompting.templates import Template, load_template
-from judgesdk.provider.layers.witness import collecting, served_by
-from judgesdk.provider.protocol import Provider, settings_of
-from judgesdk.provider.stack import Extras, ProviderSource, assemble, witnessed
-from judgesdk.scorers import method_spec, pairwise, scorer_for
-from judgesdk.scorers.common import ScorerOptions
-from judgesdk.scorers.multi import score_fine_grained
-from judgesdk.scorers.pairwise import Comparison, Ranking
+from judgesdk.prompting import Template, instruction_like, load_template
+from judgesdk.provider import Extras, Provider, ProviderSource, assemble, collecting, served_by, settings_of, witnessed
+from judgesdk.scorers import Comparison, Ranking, ScorerOptions, method_spec, score_fine_grained, scorer_for
+from judgesdk.scorers import compare as pairwise_compare
+from judgesdk.scorers import rank as pairwise_rank
 
 __all__ = ["CriterionSpec", "Judge", "ProviderSource", "as_criteria", "as_criterion"]
 
@@ -177,7 +189,7 @@ class Judge:
     ) -> Comparison:
         """P(``a`` better than ``b``) from both orders (004), per-order detail, tie and verdicts (``h2h``: 001)."""
         crit = as_criterion(criterion)
-        return await self._chain(lambda p: pairwise.compare(p, a, b, source=source, criterion=crit, options=self.options, protocol=protocol))  # type: ignore[arg-type]
+        return await self._chain(lambda p: pairwise_compare(p, a, b, source=source, criterion=crit, options=self.options, protocol=protocol))  # type: ignore[arg-type]
 
     async def arank(
         self,
@@ -195,7 +207,7 @@ class Judge:
         """
         crit = as_criterion(criterion)
         return await self._chain(
-            lambda p: pairwise.rank(p, outputs, source=source, criterion=crit, strategy=strategy, budget=budget, options=self.options, **kwargs)  # type: ignore[arg-type]
+            lambda p: pairwise_rank(p, outputs, source=source, criterion=crit, strategy=strategy, budget=budget, options=self.options, **kwargs)  # type: ignore[arg-type]
         )
 
     async def _chain(self, call: Callable[[Provider], Awaitable[T]]) -> T:

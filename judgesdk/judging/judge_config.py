@@ -45,19 +45,24 @@ from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from judgesdk.core.errors import ConfigError
-from judgesdk.core.types import Criterion
-from judgesdk.estimation.estimate import EstimationSettings
-from judgesdk.fused import model as fused_model_files
-from judgesdk.provider.detection import detected_kinds
-from judgesdk.provider.layers.breaker import OverloadConfig
-from judgesdk.provider.layers.retry import RetryPolicy
-from judgesdk.provider.registry import BUILT_IN, provider_spec
-from judgesdk.provider.settings import NO_KEY_IN_CONFIG, CacheConfig, ProviderConfig
-from judgesdk.provider.stack import StackPlan, model_identity
+from judgesdk.core import ConfigError, Criterion
+from judgesdk.estimation import EstimationSettings
+from judgesdk.fused import bundled_labels, file_sha256
+from judgesdk.provider import (
+    BUILT_IN,
+    NO_KEY_IN_CONFIG,
+    CacheConfig,
+    OverloadConfig,
+    ProviderConfig,
+    RetryPolicy,
+    StackPlan,
+    detected_kinds,
+    model_identity,
+    provider_spec,
+)
 from judgesdk.records import Ask
-from judgesdk.scorers.method_options import problem as method_options_problem
-from judgesdk.scorers.registry import is_method, method_names, method_spec
+from judgesdk.scorers import is_method, method_names, method_spec
+from judgesdk.scorers import problem as method_options_problem
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -455,8 +460,8 @@ def fit_identities(fused_model: object = None) -> list[str]:
     fit file named in ``method_options`` (refitted in place, it answers differently under the same name). A
     resumed run keeps only rows asked of the same fits. A missing user file is named by its path: the run itself
     reports it."""
-    names = list(fused_model_files.bundled_labels())
+    names = list(bundled_labels())
     if fused_model:
         path = Path(str(fused_model)).expanduser()
-        names.append(f"file sha256:{fused_model_files.file_sha256(path)}" if path.is_file() else f"file {path}")
+        names.append(f"file sha256:{file_sha256(path)}" if path.is_file() else f"file {path}")
     return names

@@ -24,8 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from judgesdk.core.errors import BudgetExceededError
-from judgesdk.core.types import Criterion, JudgeItem, JudgeResult
+from judgesdk.core import BudgetExceededError, Criterion, JudgeItem, JudgeResult
 from judgesdk.records import Ask, Ledger, is_final, row_for
 
 __all__ = ["Interrupted", "Outcome", "RowSink", "Task", "judge_tasks", "pending", "print_rows", "run"]

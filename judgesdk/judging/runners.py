@@ -25,17 +25,23 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from judgesdk.core.errors import ConfigError, ProviderError
-from judgesdk.core.types import Criterion, JudgeItem, JudgeResult
+from judgesdk.core import ConfigError, Criterion, JudgeItem, JudgeResult, ProviderError
 from judgesdk.judging.judge import Judge, ProviderSource
 from judgesdk.judging.judge_config import JudgeConfig, detect_chain, load_config
 from judgesdk.judging.runner import Task, judge_tasks
-from judgesdk.provider.layers.batch import BatchBackend, BatchReport, BatchRunner, Deferral
-from judgesdk.provider.layers.budget import BudgetMeter
-from judgesdk.provider.layers.cache import open_cache
-from judgesdk.provider.protocol import GenerateRequest, Provider
-from judgesdk.provider.settings import model_name
-from judgesdk.provider.stack import Extras, build_adapter
+from judgesdk.provider import (
+    BatchBackend,
+    BatchReport,
+    BatchRunner,
+    BudgetMeter,
+    Deferral,
+    Extras,
+    GenerateRequest,
+    Provider,
+    build_adapter,
+    model_name,
+    open_cache,
+)
 
 __all__ = ["Job", "OfflineReport", "ascore_within_budget", "budgeted_judge", "run_offline", "score_within_budget"]
 

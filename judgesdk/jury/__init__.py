@@ -34,7 +34,32 @@ Modules: :mod:`~judgesdk.jury.panel` (the jury itself: one judge per member, and
 May import: every floor up to :mod:`judgesdk.judging` and :mod:`judgesdk.meta`.
 """
 
-from judgesdk.jury.consensus import Agreement, Weights, agreement, fit_weights, interval_alpha, verdict
-from judgesdk.jury.panel import Jury, jury_ask
+from __future__ import annotations
 
-__all__ = ["Agreement", "Jury", "Weights", "agreement", "fit_weights", "interval_alpha", "jury_ask", "verdict"]
+from typing import TYPE_CHECKING
+
+from judgesdk.core import lazy as _lazy
+
+if TYPE_CHECKING:
+    from judgesdk.jury.consensus import Agreement, Weights, agreement, fit_weights, interval_alpha, verdict
+    from judgesdk.jury.panel import Jury, jury_ask
+
+__all__ = [
+    "Agreement",
+    "agreement",
+    "fit_weights",
+    "interval_alpha",
+    "Jury",
+    "jury_ask",
+    "verdict",
+    "Weights",
+]
+
+__getattr__, __dir__ = _lazy(
+    __name__,
+    {
+        **dict.fromkeys(("Agreement", "Weights", "agreement", "fit_weights", "interval_alpha", "verdict",), "judgesdk.jury.consensus"),
+        **dict.fromkeys(("Jury", "jury_ask",), "judgesdk.jury.panel"),
+    },
+    globals(),
+)

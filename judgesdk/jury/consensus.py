@@ -11,10 +11,9 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel
 
-from judgesdk.core.errors import ConfigError, InputError
-from judgesdk.core.types import Criterion, JudgeResult, Scale
-from judgesdk.judging.judge_config import JuryConfig
-from judgesdk.provider.protocol import Usage
+from judgesdk.core import ConfigError, Criterion, InputError, JudgeResult, Scale
+from judgesdk.judging import JuryConfig
+from judgesdk.provider import Usage
 
 METHOD = "jury"
 MIN_LABELS = 10  # labelled items with every judge's score that fitting weights needs

@@ -15,10 +15,8 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from judgesdk.core.errors import ConfigError, InputError, JudgeSDKError
-from judgesdk.core.types import Criterion, CriterionSpec, JudgeItem, JudgeResult, as_criteria
-from judgesdk.judging.judge import Judge, ProviderSource
-from judgesdk.judging.judge_config import JudgeConfig, JuryConfig, ask_for, detect_chain, jury_member_config, load_config
+from judgesdk.core import ConfigError, Criterion, CriterionSpec, InputError, JudgeItem, JudgeResult, JudgeSDKError, as_criteria
+from judgesdk.judging import Judge, JudgeConfig, JuryConfig, ProviderSource, ask_for, detect_chain, jury_member_config, load_config
 from judgesdk.jury.consensus import (
     METHOD,
     MIN_LABELS,
@@ -31,11 +29,11 @@ from judgesdk.jury.consensus import (
     majority_scale,
     verdict,
 )
-from judgesdk.provider.protocol import Provider, unwrap
-from judgesdk.provider.settings import ProviderConfig
-from judgesdk.provider.stack import Extras, borrowed, bottom
-from judgesdk.records import Ask
-from judgesdk.records.labels import read_labels  # the gate's labels file: one {"id", "label"} per line
+from judgesdk.provider import Extras, Provider, ProviderConfig, borrowed, bottom, unwrap
+from judgesdk.records import (
+    Ask,
+    read_labels,  # the gate's labels file: one {"id", "label"} per line
+)
 
 T = TypeVar("T")
 

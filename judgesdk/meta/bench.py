@@ -13,12 +13,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from judgesdk.core.errors import InputError
-from judgesdk.core.types import Criterion, JudgeItem
-from judgesdk.judging.judge import Judge
-from judgesdk.judging.runner import Task, pending, run
+from judgesdk.core import Criterion, InputError, JudgeItem
+from judgesdk.judging import Judge, Task, pending, run
 from judgesdk.meta.datasets import HumanRecord
-from judgesdk.meta.evaluate import MetaEvalResult, load_predictions, meta_evaluate
+from judgesdk.meta.evaluation import MetaEvalResult, load_predictions, meta_evaluate
 from judgesdk.records import Ledger, cell_id
 
 

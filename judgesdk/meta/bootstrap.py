@@ -22,10 +22,10 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel
 
-from judgesdk.core.errors import InputError
+from judgesdk.core import InputError
 from judgesdk.meta.correlation import Convention, LevelStatistic, effective_level, get_convention, paired_frame, prepared_frame
 from judgesdk.meta.items import ScoredItem
-from judgesdk.stats.groups import check_method
+from judgesdk.stats import check_method
 
 __all__ = ["BootstrapCI", "PermutationTest", "bootstrap_ci", "permutation_test"]
 

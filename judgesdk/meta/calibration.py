@@ -26,9 +26,8 @@ from typing import Any, Final, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from judgesdk.core.errors import ConfigError, InputError
-from judgesdk.stats.groups import single_value
-from judgesdk.stats.isotonic import fit_isotonic, fit_linear
+from judgesdk.core import ConfigError, InputError
+from judgesdk.stats import fit_isotonic, fit_linear, single_value
 
 __all__ = [
     "Calibration",

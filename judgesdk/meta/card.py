@@ -5,10 +5,10 @@ A card (:class:`Card`) is built from the judge's results file for each criterion
 per criterion:
 
 * **agreement with humans** at the levels ``meta-eval`` reports (sample, summary, system; Spearman, Pearson,
-  Kendall) with bootstrap CIs over documents. They are :func:`judgesdk.meta.evaluate.meta_evaluate`'s
+  Kendall) with bootstrap CIs over documents. They are :func:`judgesdk.meta.evaluation.meta_evaluate`'s
   figures, computed by the same call ``judgesdk meta-eval`` makes on the same files (predictions read with
   :func:`~judgesdk.meta.readers.load_predictions`, the scale from
-  :func:`~judgesdk.meta.evaluate.scale_for`), so they are equal to its output, digit for digit;
+  :func:`~judgesdk.meta.evaluation.scale_for`), so they are equal to its output, digit for digit;
 * **the human ceiling**: leave-one-annotator-out agreement where the human file has per-annotator scores
   (``annotator_scores``): each annotator's scores against the mean of the other annotators, at the same
   levels, methods and convention (:func:`~judgesdk.meta.correlation.level_correlation`), averaged over
@@ -20,13 +20,13 @@ per criterion:
 * **positional bias** for pairwise methods (004 §3.5, :func:`~judgesdk.meta.reliability.positional_bias`
   over the verdicts the rows carry); "n/a" otherwise;
 * **self-consistency** where the method samples: the spread of repeated judgements of one item
-  (:func:`~judgesdk.meta.judge_report.repeat_variance`), from a row's ``samples``, else from a sampled label
+  (:func:`~judgesdk.meta.report.repeat_variance`), from a row's ``samples``, else from a sampled label
   distribution (``distribution.method == "sampling"``: counts = probability x parsed samples); "n/a" with
   the reason otherwise;
 * **length bias**: Spearman of the judge's score with output length (words) minus the humans' (meta-eval's
-  :class:`~judgesdk.meta.judge_report.LengthBias`);
+  :class:`~judgesdk.meta.report.LengthBias`);
 * **tokens and time per 1,000 items** from the rows' ``usage`` and ``latency_s`` (meta-eval's
-  :class:`~judgesdk.meta.judge_report.Throughput`);
+  :class:`~judgesdk.meta.report.Throughput`);
 * **which fused fit** (domain and variant) scored the rows, how many ``auto`` judged by its fallback and how
   many items lay outside every fit's domain (:mod:`judgesdk.meta.card_fits`);
 
@@ -47,14 +47,14 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from judgesdk.core.errors import InputError
+from judgesdk.core import InputError
 from judgesdk.meta.card_fits import FitUsage, fit_usage
 from judgesdk.meta.card_measures import HumanCeiling, ParseCoverage, SelfConsistency, human_ceiling, parse_coverage, self_consistency
 from judgesdk.meta.datasets import HumanRecord, human_scores
-from judgesdk.meta.evaluate import LevelResult, load_predictions, meta_evaluate, scale_for
+from judgesdk.meta.evaluation import LevelResult, load_predictions, meta_evaluate, scale_for
 from judgesdk.meta.items import Key, PairwiseJudgement, ScoredItem
-from judgesdk.meta.judge_report import LengthBias, Throughput
 from judgesdk.meta.reliability import PositionalBias, positional_bias
+from judgesdk.meta.report import LengthBias, Throughput
 from judgesdk.records import ResultRow, read_results
 
 __all__ = [

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from judgesdk.core.errors import InputError
+from judgesdk.core import InputError
 from judgesdk.meta import card_fits
 from judgesdk.meta.card import Card, CriterionCard
 from judgesdk.meta.correlation import LEVEL_DEFINITIONS
-from judgesdk.meta.evaluate import LevelResult
+from judgesdk.meta.evaluation import LevelResult
 
 __all__ = ["render_markdown", "write_card"]
 

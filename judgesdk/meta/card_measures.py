@@ -11,13 +11,12 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from judgesdk.core.errors import InputError
-from judgesdk.core.types import Scale
+from judgesdk.core import InputError, Scale
 from judgesdk.meta.correlation import level_correlation
 from judgesdk.meta.datasets import HumanRecord
-from judgesdk.meta.evaluate import MetaEvalResult
+from judgesdk.meta.evaluation import MetaEvalResult
 from judgesdk.meta.items import Key, ScoredItem
-from judgesdk.meta.judge_report import RepeatVariance, repeat_variance
+from judgesdk.meta.report import RepeatVariance, repeat_variance
 from judgesdk.records import ResultRow
 
 __all__ = ["CeilingLevel", "HumanCeiling", "ParseCoverage", "SelfConsistency", "human_ceiling", "parse_coverage", "self_consistency"]

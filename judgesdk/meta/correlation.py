@@ -53,9 +53,9 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from judgesdk.core.errors import InputError
+from judgesdk.core import InputError
 from judgesdk.meta.items import Frame, ScoredItem, require_items
-from judgesdk.stats.groups import METHODS, Method, check_method, group_values, p_value, single_value
+from judgesdk.stats import METHODS, Method, check_method, group_values, p_value, single_value
 
 __all__ = [
     "CONVENTIONS",

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from judgesdk.core.errors import InputError
+from judgesdk.core import InputError
 from judgesdk.meta.items import Key
 
 __all__ = [

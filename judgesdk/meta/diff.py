@@ -30,8 +30,7 @@ import numpy as np
 from pydantic import BaseModel, ValidationError
 from scipy import stats
 
-from judgesdk.core.errors import InputError
-from judgesdk.core.provenance import Provenance, Record, changes, record_of
+from judgesdk.core import InputError, Provenance, Record, changes, record_of
 from judgesdk.records import ResultRow, read_results
 
 Key = tuple[str, str]  # (item id, criterion)

@@ -17,7 +17,7 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, field_validator
 
-from judgesdk.core.errors import InputError
+from judgesdk.core import InputError
 
 Key = tuple[str, str]
 Keep = Literal["last", "first"]

@@ -28,7 +28,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from judgesdk.core.errors import InputError
+from judgesdk.core import InputError
 from judgesdk.meta.items import Key, PairwiseJudgement, ScoredItem, system_means
 
 __all__ = [

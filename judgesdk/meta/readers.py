@@ -29,11 +29,10 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from judgesdk.core.errors import InputError
-from judgesdk.core.types import Scale
-from judgesdk.estimation.parsing import parse_choice, parse_score
+from judgesdk.core import InputError, Scale
+from judgesdk.estimation import parse_choice, parse_score
 from judgesdk.meta.items import Key, PairwiseJudgement
-from judgesdk.provider.protocol import Usage
+from judgesdk.provider import Usage
 from judgesdk.records import RowDistribution, read_objects, read_predictions
 
 __all__ = ["PARSE_MODES", "ParseMode", "Prediction", "check_parse_mode", "load_pairwise", "load_predictions", "read_pairwise"]

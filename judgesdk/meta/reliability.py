@@ -24,8 +24,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from judgesdk.core.errors import InputError
-from judgesdk.core.types import JudgeResult, LabelDistribution, Scale
+from judgesdk.core import InputError, JudgeResult, LabelDistribution, Scale
 from judgesdk.meta.correlation import (
     Convention,
     GroupCorrelation,
@@ -36,8 +35,7 @@ from judgesdk.meta.correlation import (
     prepared_frame,
 )
 from judgesdk.meta.items import Frame, PairwiseJudgement, ScoredItem, system_means
-from judgesdk.stats.groups import Method, check_method, p_value, single_value
-from judgesdk.stats.positional import OrderVerdict, position_bias
+from judgesdk.stats import Method, OrderVerdict, check_method, p_value, position_bias, single_value
 
 __all__ = [
     "Agreement",

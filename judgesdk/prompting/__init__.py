@@ -11,3 +11,35 @@ Also here: :mod:`~judgesdk.prompting.injection`, judged text that talks to the j
 
 May import: :mod:`judgesdk.core`, :mod:`judgesdk.provider` (its message type), :mod:`judgesdk.prompts`.
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from judgesdk.core import lazy as _lazy
+
+if TYPE_CHECKING:
+    from judgesdk.prompting.injection import instruction_like
+    from judgesdk.prompting.presets import criteria_for, criterion, datasets
+    from judgesdk.prompting.templates import Template, bundled_template_ids, load_template, verbatim_values
+
+__all__ = [
+    "bundled_template_ids",
+    "criteria_for",
+    "criterion",
+    "datasets",
+    "instruction_like",
+    "load_template",
+    "Template",
+    "verbatim_values",
+]
+
+__getattr__, __dir__ = _lazy(
+    __name__,
+    {
+        "instruction_like": "judgesdk.prompting.injection",
+        **dict.fromkeys(("criteria_for", "criterion", "datasets",), "judgesdk.prompting.presets"),
+        **dict.fromkeys(("Template", "bundled_template_ids", "load_template", "verbatim_values",), "judgesdk.prompting.templates"),
+    },
+    globals(),
+)

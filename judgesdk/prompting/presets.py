@@ -31,8 +31,7 @@ import sys
 from functools import cache
 from importlib import resources
 
-from judgesdk.core.errors import ConfigError, InputError
-from judgesdk.core.types import Criterion, Scale
+from judgesdk.core import ConfigError, Criterion, InputError, Scale
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -25,15 +25,32 @@ import difflib
 import hashlib
 import re
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from functools import cache
 from importlib import resources
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from judgesdk.core.errors import InputError, MissingItemField
+from judgesdk.core import InputError, MissingItemField
 from judgesdk.prompting.fences import JUDGED, Fences, fences_of, neutralize, neutralized_by
-from judgesdk.provider.protocol import Message
+from judgesdk.provider import Message
+
+_VERBATIM: ContextVar[bool] = ContextVar("judgesdk_verbatim_values", default=False)
+
+
+@contextmanager
+def verbatim_values() -> Iterator[None]:
+    """Inside this block, templates insert judged values verbatim, as judgesdk did before fences: for measuring
+    what neutralization changes (``benchmarks/injection_shift.py``), never for judging. The prompts differ, so
+    their answers are cached under other keys; the setting follows the context into tasks started inside it."""
+    token = _VERBATIM.set(True)
+    try:
+        yield
+    finally:
+        _VERBATIM.reset(token)
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -86,7 +103,7 @@ class Template(BaseModel):
         if missing:
             raise InputError(f"template {self.id!r} needs values for {missing}; pass them to render()")
         fences = None
-        if neutralized_by(self.id):
+        if neutralized_by(self.id) and not _VERBATIM.get():
             answer_line = _fill(self.answer_prefix, {**values, **dict.fromkeys(JUDGED & self.variables, "")})
             fences = fences_of(self.system or "", self.user, self.answer_prefix, answer_line)
         messages = []

@@ -32,9 +32,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, model_validator
 
-from judgesdk.core.types import Usage
+from judgesdk.core import Usage
 
 __all__ = [
+    "ServedWire",
     "MAX_LEVELS",
     "MIN_LEVELS",
     "SUM_TOLERANCE",
@@ -216,6 +217,21 @@ async def ask_in_parts(
         usage = usage + spent
         served = served or model
     return answers, usage, served
+
+
+class ServedWire(BaseModel):
+    """One decision wire format as a server reads and answers it (``judgesdk serve``): the adapters that speak a
+    format as clients own its mapping (``providers/decisions_wire.py``, ``providers/systemone_wire.py``) and declare
+    this for the server, so that a route is a format, not a module.
+
+    ``read_request(body, max_questions=n)`` turns a request body into ``(model, request, ids)`` (the ids a client
+    gave each question) or raises :class:`RequestError`; ``response_body(request, answers, model, usage)`` writes
+    the answer the client's SDK reads."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    read_request: Callable[..., tuple[str, DecisionRequest, dict[str, str]]]
+    response_body: Callable[[DecisionRequest, list[DecisionAnswer], str, Usage], dict[str, Any]]
 
 
 class RequestError(ValueError):

@@ -20,7 +20,7 @@ import importlib.util
 from collections.abc import Mapping
 from pathlib import Path
 
-from judgesdk.core.errors import ConfigError
+from judgesdk.core import ConfigError
 from judgesdk.provider.registry import BUILT_IN, ProviderSpec, registered_targets
 
 __all__ = ["Detection", "declared_detection", "detected_kinds"]

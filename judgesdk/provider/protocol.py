@@ -26,7 +26,7 @@ from typing import Annotated, Literal, Protocol, TypeVar, runtime_checkable
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-from judgesdk.core.types import Usage
+from judgesdk.core import Usage
 from judgesdk.provider.decisions import DecisionAnswer, DecisionRequest
 
 

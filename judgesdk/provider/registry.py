@@ -2,7 +2,7 @@
 
 Each adapter module declares a :class:`ProviderSpec`: its kind, its typed options (a :class:`ProviderOptions`
 model: ``[providers.options]`` keys it does not define are refused with the list of those it does), its
-default capabilities, how its tokens are priced (:class:`Pricing`, read by :mod:`judgesdk.provider.pricing`), its
+default capabilities, how its tokens are priced (:class:`Pricing`, read by :mod:`judgesdk.provider.prices`), its
 default model, and how it is built from a config. The registry knows kinds by name only and names each
 spec as ``"module:attribute"``; it imports an adapter module the first time its kind is used (config
 options checked, a provider built, a price looked up), so importing judgesdk never imports an SDK
@@ -40,7 +40,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from judgesdk.core.errors import AuthError, ConfigError
+from judgesdk.core import AuthError, ConfigError
 from judgesdk.provider.protocol import Capabilities, Provider
 
 __all__ = [
@@ -86,7 +86,7 @@ class ProviderOptions(BaseModel):
 
 @dataclass(frozen=True)
 class Pricing:
-    """How :func:`judgesdk.provider.pricing.price_for` prices a kind's tokens."""
+    """How :func:`judgesdk.provider.prices.price_for` prices a kind's tokens."""
 
     local: bool = False  # runs on this machine: no per-token price, never a made-up one
     map_prefix: str | None = None  # LiteLLM price-map prefix tried after the bare model name; None: the kind

@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
-from judgesdk.core.errors import ConfigError
+from judgesdk.core import ConfigError
 from judgesdk.provider.layers.ratelimit import RateLimitConfig
 from judgesdk.provider.protocol import Capabilities
 from judgesdk.provider.registry import ProviderSettings, ProviderSpec, canonical_kind, check_options, provider_spec

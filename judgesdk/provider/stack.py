@@ -38,7 +38,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import cast
 
-from judgesdk.core.errors import ConfigError
+from judgesdk.core import ConfigError
 from judgesdk.provider.layers.answers import AnswerCheck
 from judgesdk.provider.layers.batch import Deferral, DeferringProvider
 from judgesdk.provider.layers.breaker import OverloadConfig, OverloadGuard

@@ -41,54 +41,78 @@ May import: :mod:`judgesdk.core`, :mod:`judgesdk.provider`, :mod:`judgesdk.estim
 
 from __future__ import annotations
 
-from judgesdk.records.inputs import content_hash, item_ids, read_items, read_objects, read_predictions, read_utf8
-from judgesdk.records.ledger import Ledger, append, encode_row
-from judgesdk.records.results import RESULTS_FORMAT, Results, read_results, to_result
-from judgesdk.records.rows import (
-    FINAL_VERDICTS,
-    Ask,
-    asks_in,
-    done_ids,
-    is_final,
-    latest,
-    parse_rows,
-    read_rows,
-    result_line,
-    row_for,
-    row_id,
-)
-from judgesdk.records.schema import JOIN_FIELDS, ResultRow, RowDistribution, cell_id, finite_or_none, join_key, parse_row
+from typing import TYPE_CHECKING
+
+from judgesdk.core import lazy as _lazy
+
+if TYPE_CHECKING:
+    from judgesdk.records.inputs import content_hash, item_ids, read_items, read_objects, read_predictions, read_utf8
+    from judgesdk.records.labels import HumanLabels, load_labelled, read_labels
+    from judgesdk.records.ledger import Ledger, append, encode_row
+    from judgesdk.records.results import RESULTS_FORMAT, Results, read_results, to_result
+    from judgesdk.records.rows import (
+        FINAL_VERDICTS,
+        Ask,
+        asks_in,
+        composite_id,
+        done_ids,
+        is_final,
+        latest,
+        parse_rows,
+        read_rows,
+        result_line,
+        row_for,
+        row_id,
+    )
+    from judgesdk.records.schema import JOIN_FIELDS, ResultRow, RowDistribution, cell_id, finite_or_none, join_key, parse_row
 
 __all__ = [
-    "FINAL_VERDICTS",
-    "JOIN_FIELDS",
-    "RESULTS_FORMAT",
-    "Results",
-    "Ask",
-    "Ledger",
-    "ResultRow",
-    "RowDistribution",
     "append",
+    "Ask",
     "asks_in",
     "cell_id",
+    "composite_id",
     "content_hash",
     "done_ids",
     "encode_row",
+    "FINAL_VERDICTS",
     "finite_or_none",
+    "HumanLabels",
     "is_final",
     "item_ids",
+    "JOIN_FIELDS",
     "join_key",
     "latest",
+    "Ledger",
+    "load_labelled",
     "parse_row",
     "parse_rows",
     "read_items",
+    "read_labels",
     "read_objects",
     "read_predictions",
     "read_results",
     "read_rows",
     "read_utf8",
     "result_line",
+    "ResultRow",
+    "Results",
+    "RESULTS_FORMAT",
     "row_for",
     "row_id",
+    "RowDistribution",
     "to_result",
 ]
+
+__getattr__, __dir__ = _lazy(
+    __name__,
+    {
+        **dict.fromkeys(("content_hash", "item_ids", "read_items", "read_objects", "read_predictions", "read_utf8",), "judgesdk.records.inputs"),
+        **dict.fromkeys(("HumanLabels", "load_labelled", "read_labels",), "judgesdk.records.labels"),
+        **dict.fromkeys(("Ledger", "append", "encode_row",), "judgesdk.records.ledger"),
+        **dict.fromkeys(("RESULTS_FORMAT", "Results", "read_results", "to_result",), "judgesdk.records.results"),
+        **dict.fromkeys(("Ask", "FINAL_VERDICTS", "asks_in", "composite_id", "done_ids", "is_final", "latest", "parse_rows", "read_rows", "result_line", "row_for", "row_id",), "judgesdk.records.rows"),
+        **dict.fromkeys(("JOIN_FIELDS", "ResultRow", "RowDistribution", "cell_id", "finite_or_none", "join_key", "parse_row",), "judgesdk.records.schema"),
+    },
+    globals(),
+)

@@ -10,8 +10,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from judgesdk.core.errors import InputError
-from judgesdk.core.types import JudgeItem, check_text
+from judgesdk.core import InputError, JudgeItem, check_text
 from judgesdk.records.results import SUFFIX, results_files
 from judgesdk.records.rows import composite_id
 from judgesdk.records.schema import JOIN_FIELDS, ResultRow, parse_row

@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from judgesdk.core.errors import InputError
+from judgesdk.core import InputError
 from judgesdk.records.inputs import read_objects
 from judgesdk.records.results import latest_rows, read_results
 from judgesdk.records.schema import ResultRow, join_key

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, Any, TextIO
 
-from judgesdk.core.errors import InputError
+from judgesdk.core import InputError
 from judgesdk.records.rows import Ask, is_final, latest, scan_rows
 
 try:  # POSIX; elsewhere files are not locked (documented)

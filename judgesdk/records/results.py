@@ -26,8 +26,7 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from judgesdk.core.errors import InputError
-from judgesdk.core.types import Criterion, JudgeResult, LabelDistribution, Scale
+from judgesdk.core import Criterion, InputError, JudgeResult, LabelDistribution, Scale
 from judgesdk.records.rows import RESULTS_FORMAT, Ask, asks_in, latest_index, scan_rows
 from judgesdk.records.schema import ResultRow, parse_row
 

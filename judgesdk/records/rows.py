@@ -9,8 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from judgesdk.core.errors import InputError
-from judgesdk.core.types import JudgeResult
+from judgesdk.core import InputError, JudgeResult
 
 # statuses without a score that a re-run cannot change: an answer that cannot be read, a question a decision server
 # declines (a missing answer is asked again)

@@ -9,8 +9,8 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError, ValidationInfo, field_validator
 
-from judgesdk.core.errors import InputError
-from judgesdk.provider.protocol import Usage
+from judgesdk.core import InputError
+from judgesdk.provider import Usage
 from judgesdk.records.rows import composite_id
 
 # -- the row schema -----------------------------------------------------------------------------------

@@ -15,8 +15,8 @@ item in one request.
 
 from __future__ import annotations
 
-from judgesdk.core.types import Criterion, JudgeItem, JudgeResult
-from judgesdk.provider.protocol import Provider
+from judgesdk.core import Criterion, JudgeItem, JudgeResult
+from judgesdk.provider import Provider
 from judgesdk.scorers import decision, fused, likert
 from judgesdk.scorers.common import ScorerOptions
 from judgesdk.scorers.spec import MethodSpec

@@ -9,17 +9,10 @@ from typing import Any, Generic, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from judgesdk.core.errors import InputError
-from judgesdk.core.types import Criterion, JudgeItem, JudgeResult, ResultStatus
-from judgesdk.estimation.estimate import Estimate, EstimationSettings
-from judgesdk.prompting.templates import Template, bundled_template_ids, load_template
-from judgesdk.provider.protocol import (
-    Capabilities,
-    GenerateRequest,
-    GenerateResponse,
-    Provider,
-    Usage,
-)
+from judgesdk.core import Criterion, InputError, JudgeItem, JudgeResult, ResultStatus
+from judgesdk.estimation import Estimate, EstimationSettings
+from judgesdk.prompting import Template, bundled_template_ids, load_template
+from judgesdk.provider import Capabilities, GenerateRequest, GenerateResponse, Provider, Usage
 
 S = TypeVar("S")
 R = TypeVar("R", bound=BaseModel)

@@ -21,17 +21,16 @@ has a score (never a 0); an answer whose probabilities do not sum to 1 within 1e
 from the question's, or whose values have the wrong type is an ``error`` naming the field. The model the
 server names is recorded in the result's provenance (``served``), and ``method_reason`` says why this path
 was taken: ``auto`` and ``geval`` take it on a provider that answers decisions (exact > decision > logprobs
-> sampling, :func:`judgesdk.estimation.estimate.choose_method`), ``decision`` asks for it.
+> sampling, :func:`judgesdk.estimation.estimator.choose_method`), ``decision`` asks for it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from judgesdk.core.errors import CapabilityError, ConfigError, InputError
-from judgesdk.core.types import Criterion, JudgeItem, JudgeResult, LabelDistribution, ResultStatus, Scale
-from judgesdk.estimation.estimate import EstimationSettings, choose_method
-from judgesdk.provider.decisions import (
+from judgesdk.core import CapabilityError, ConfigError, Criterion, InputError, JudgeItem, JudgeResult, LabelDistribution, ResultStatus, Scale
+from judgesdk.estimation import EstimationSettings, choose_method
+from judgesdk.provider import (
     MAX_LEVELS,
     MIN_LEVELS,
     ChoiceOption,
@@ -39,12 +38,14 @@ from judgesdk.provider.decisions import (
     DecisionAnswer,
     DecisionInput,
     DecisionRequest,
+    GenerateRequest,
+    GenerateResponse,
     Level,
     PredicateQuestion,
+    Provider,
     Question,
     ScoreQuestion,
 )
-from judgesdk.provider.protocol import GenerateRequest, GenerateResponse, Provider
 from judgesdk.scorers.common import ScorerOptions
 from judgesdk.scorers.registry import method_spec
 from judgesdk.scorers.spec import MethodSpec
@@ -62,7 +63,7 @@ def chosen(provider: Provider, method: str, settings: EstimationSettings) -> tup
     Read from the method's :attr:`~judgesdk.scorers.spec.MethodSpec.decisions`: ``decision`` ("asked") always is
     (a provider without decisions is a :class:`CapabilityError`, so a fallback chain moves on); ``auto`` and
     ``geval`` ("chosen...") are where the estimation settings let
-    :func:`~judgesdk.estimation.estimate.choose_method` pick ``decision`` (exact > decision > logprobs > sampling).
+    :func:`~judgesdk.estimation.estimator.choose_method` pick ``decision`` (exact > decision > logprobs > sampling).
     """
     caps = provider.capabilities
     path = method_spec(method).decisions

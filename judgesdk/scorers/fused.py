@@ -20,14 +20,24 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from judgesdk.core.errors import ConfigError, InputError
-from judgesdk.core.types import Criterion, JudgeItem, JudgeResult, LabelDistribution
-from judgesdk.fused import model as fused_model
-from judgesdk.fused.domains import SHAPE, shape
-from judgesdk.fused.levels import level_probabilities
-from judgesdk.fused.model import CriterionModel, FusedModelFile, model_sha256
-from judgesdk.fused.signals import QUESTIONS, REFERENCE_LIKELIHOOD_FEATURES, UNCONDITIONAL_FEATURES, WITHOUT_CONTEXT_FEATURES, extract, features
-from judgesdk.provider.protocol import Provider
+from judgesdk.core import ConfigError, Criterion, InputError, JudgeItem, JudgeResult, LabelDistribution
+from judgesdk.fused import (
+    QUESTIONS,
+    REFERENCE_LIKELIHOOD_FEATURES,
+    SHAPE,
+    UNCONDITIONAL_FEATURES,
+    WITHOUT_CONTEXT_FEATURES,
+    CriterionModel,
+    FusedModelFile,
+    bundled_for,
+    extract,
+    features,
+    level_probabilities,
+    load,
+    model_sha256,
+    shape,
+)
+from judgesdk.provider import Provider
 from judgesdk.scorers.common import ScorerOptions
 from judgesdk.scorers.spec import MethodSpec
 
@@ -41,7 +51,7 @@ def fits_for(provider: Provider, options: ScorerOptions) -> list[FusedModelFile]
     sha = model_sha256(provider)
     configured = options.extra.get(OPTION)
     if configured is not None:
-        fitted = fused_model.load(Path(str(configured)).expanduser())
+        fitted = load(Path(str(configured)).expanduser())
         if sha is None or fitted.model.sha256 != sha:
             raise ConfigError(
                 f"fused model file {configured} was fitted for model {fitted.model.name} (sha256 "
@@ -49,7 +59,7 @@ def fits_for(provider: Provider, options: ScorerOptions) -> list[FusedModelFile]
                 f"({'sha256 ' + sha[:12] + '...' if sha else 'no model file'}): refit it with `judgesdk calibrate --fused`"
             )
         return [fitted]
-    return fused_model.bundled_for(sha) if sha else []
+    return bundled_for(sha) if sha else []
 
 
 def fit_for(provider: Provider, options: ScorerOptions) -> FusedModelFile | None:

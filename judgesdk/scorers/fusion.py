@@ -16,7 +16,7 @@
     the ``likelihood.generic`` prefix, as exp(mean token log-probability) in (0, 1], from the provider's
     log-likelihood (``GenerateRequest.continuation``); unavailable where the provider has none.
   - ``NLI`` (003 §2.1): entailment probability asked of the judge with ``fusion.nli`` (source = premise,
-    output = hypothesis), p("Yes") of a Yes/No distribution from :func:`judgesdk.estimation.estimate.estimate`.
+    output = hypothesis), p("Yes") of a Yes/No distribution from :func:`judgesdk.estimation.estimator.estimate`.
 
 * **Plan** (003 §2.1): ``fusion.plan`` asks the LLM once per (task, criterion, assistants) for its plan
   (greedy, ``options.extra["plan_max_tokens"]``, default 512). Plans are kept in a :class:`PlanStore`
@@ -53,18 +53,10 @@ from typing import Protocol, runtime_checkable
 
 from pydantic import BaseModel
 
-from judgesdk.core.errors import CapabilityError, InputError, MissingItemField
-from judgesdk.core.types import Criterion, JudgeItem, JudgeResult, Scale
-from judgesdk.estimation.estimate import EstimationSettings, estimate
-from judgesdk.estimation.grammars import format_for
-from judgesdk.prompting.templates import load_template
-from judgesdk.provider.protocol import (
-    GenerateRequest,
-    GenerateResponse,
-    Provider,
-    Usage,
-    WrapperProvider,
-)
+from judgesdk.core import CapabilityError, Criterion, InputError, JudgeItem, JudgeResult, MissingItemField, Scale
+from judgesdk.estimation import EstimationSettings, estimate, format_for
+from judgesdk.prompting import load_template
+from judgesdk.provider import GenerateRequest, GenerateResponse, Provider, Usage, WrapperProvider
 from judgesdk.scorers import likelihood
 from judgesdk.scorers.common import (
     KeyedStore,

@@ -28,15 +28,9 @@ import math
 from collections.abc import Sequence
 from typing import Literal, cast, get_args
 
-from judgesdk.core.errors import CapabilityError, InputError, MissingItemField
-from judgesdk.core.types import Criterion, JudgeItem, JudgeResult, ResultStatus
-from judgesdk.prompting.templates import Template
-from judgesdk.provider.protocol import (
-    GenerateRequest,
-    GenerateResponse,
-    Message,
-    Provider,
-)
+from judgesdk.core import CapabilityError, Criterion, InputError, JudgeItem, JudgeResult, MissingItemField, ResultStatus
+from judgesdk.prompting import Template
+from judgesdk.provider import GenerateRequest, GenerateResponse, Message, Provider
 from judgesdk.scorers.common import (
     ScorerOptions,
     result_from_responses,

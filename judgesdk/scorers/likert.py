@@ -12,12 +12,10 @@ The three aggregations of 002 (eq. 1-3) differ only in how the answer's distribu
 
 from __future__ import annotations
 
-from judgesdk.core.errors import MissingItemField
-from judgesdk.core.types import Criterion, JudgeItem, JudgeResult
-from judgesdk.estimation.estimate import estimate
-from judgesdk.estimation.grammars import format_for
-from judgesdk.prompting.templates import Template, bundled_template_ids, load_template
-from judgesdk.provider.protocol import Provider
+from judgesdk.core import Criterion, JudgeItem, JudgeResult, MissingItemField
+from judgesdk.estimation import estimate, format_for
+from judgesdk.prompting import Template, bundled_template_ids, load_template
+from judgesdk.provider import Provider
 from judgesdk.scorers import decision
 from judgesdk.scorers.common import ScorerOptions, result_from_estimate, template_values
 from judgesdk.scorers.spec import MethodSpec

@@ -14,7 +14,7 @@ import difflib
 from collections.abc import Mapping
 from typing import Any
 
-from judgesdk.core.errors import InputError
+from judgesdk.core import InputError
 from judgesdk.scorers.registry import is_method, method_names, method_spec
 from judgesdk.scorers.spec import OptionType, option_problem
 

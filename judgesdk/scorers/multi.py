@@ -27,10 +27,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from judgesdk.core.errors import InputError
-from judgesdk.core.types import Criterion, JudgeItem, JudgeResult, ResultStatus, Scale
-from judgesdk.prompting.templates import Template, load_template
-from judgesdk.provider.protocol import Provider
+from judgesdk.core import Criterion, InputError, JudgeItem, JudgeResult, ResultStatus, Scale
+from judgesdk.prompting import Template, load_template
+from judgesdk.provider import Provider
 from judgesdk.scorers import decision, likert
 from judgesdk.scorers.common import ScorerOptions, criteria_block, greedy_response, template_values
 from judgesdk.scorers.registry import method_spec, scorer_for

@@ -22,11 +22,10 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
-from judgesdk.core.errors import InputError
-from judgesdk.core.types import Criterion, JudgeItem, JudgeResult, Scale
-from judgesdk.estimation.estimate import EstimationSettings, estimate
-from judgesdk.prompting.templates import Template, load_template
-from judgesdk.provider.protocol import Provider
+from judgesdk.core import Criterion, InputError, JudgeItem, JudgeResult, Scale
+from judgesdk.estimation import EstimationSettings, estimate
+from judgesdk.prompting import Template, load_template
+from judgesdk.provider import Provider
 from judgesdk.scorers.common import greedy_without_probabilities, template_values
 
 __all__ = ["REDUNDANCY_SCALE", "bin_scores", "filter_redundant", "is_redundant"]

@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable
 from importlib import import_module, metadata
 from typing import Any
 
-from judgesdk.core.errors import ConfigError, InputError
+from judgesdk.core import ConfigError, InputError
 from judgesdk.scorers.spec import MethodSpec, ScoreFn
 
 __all__ = [

@@ -18,13 +18,10 @@ The bundled prompts are 001's wording for the four SummEval criteria (``rts.<cri
 
 from __future__ import annotations
 
-from judgesdk.core.errors import InputError
-from judgesdk.core.types import Criterion, JudgeItem, JudgeResult, Scale
-from judgesdk.estimation.estimate import estimate
-from judgesdk.estimation.grammars import FormatUse, format_for, repair
-from judgesdk.estimation.parsing import parse_score
-from judgesdk.prompting.templates import Template, load_template
-from judgesdk.provider.protocol import Provider
+from judgesdk.core import Criterion, InputError, JudgeItem, JudgeResult, Scale
+from judgesdk.estimation import FormatUse, estimate, format_for, parse_score, repair
+from judgesdk.prompting import Template, load_template
+from judgesdk.provider import Provider
 from judgesdk.scorers.common import (
     ScorerOptions,
     greedy_request,

@@ -15,8 +15,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from judgesdk.core.types import Criterion, JudgeItem, JudgeResult
-from judgesdk.provider.protocol import Provider
+from judgesdk.core import Criterion, JudgeItem, JudgeResult
+from judgesdk.provider import Provider
 from judgesdk.scorers.common import ScorerOptions
 
 __all__ = ["DecisionPath", "MethodSpec", "OptionType", "ScoreFn", "option_problem"]

@@ -8,7 +8,7 @@
    concurrently; greedy decoding, ``max_tokens`` from ``options.extra["rung_max_tokens"]`` (default 256).
 2. **Comparison** (000 §2.2). The output is compared with every rung i: ``synthetic.compare_bws`` reads
    p("Better" | i), p("Worse" | i), p("Similar" | i) (000: softmax over the labels' log-probabilities, i.e.
-   :func:`judgesdk.estimation.estimate.estimate` with exact labels where the provider has them), and the score is
+   :func:`judgesdk.estimation.estimator.estimate` with exact labels where the provider has them), and the score is
    000's weighted sum
 
        s = sum_{i=1..N} [i, -i, 0] . [p(Better | i), p(Worse | i), p(Similar | i)]
@@ -36,11 +36,10 @@ from pathlib import Path
 
 from pydantic import BaseModel, model_validator
 
-from judgesdk.core.errors import InputError, MissingItemField
-from judgesdk.core.types import Criterion, JudgeItem, JudgeResult, Scale
-from judgesdk.estimation.estimate import Estimate, estimate
-from judgesdk.prompting.templates import Template
-from judgesdk.provider.protocol import Provider, Usage
+from judgesdk.core import Criterion, InputError, JudgeItem, JudgeResult, MissingItemField, Scale
+from judgesdk.estimation import Estimate, estimate
+from judgesdk.prompting import Template
+from judgesdk.provider import Provider, Usage
 from judgesdk.scorers.common import (
     KeyedStore,
     ScorerOptions,

@@ -28,3 +28,26 @@ May import: every floor below the command line: :mod:`judgesdk.core`, :mod:`judg
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from judgesdk.core import lazy as _lazy
+
+if TYPE_CHECKING:
+    from judgesdk.serve.run import serve
+    from judgesdk.serve.settings import DEFAULT_PORT, ServeSettings
+
+__all__ = [
+    "DEFAULT_PORT",
+    "serve",
+    "ServeSettings",
+]
+
+__getattr__, __dir__ = _lazy(
+    __name__,
+    {
+        "serve": "judgesdk.serve.run",
+        **dict.fromkeys(("DEFAULT_PORT", "ServeSettings",), "judgesdk.serve.settings"),
+    },
+    globals(),
+)

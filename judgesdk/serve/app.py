@@ -41,9 +41,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from judgesdk.core.errors import ConfigError, InputError, JudgeSDKError
-from judgesdk.provider.decisions import RequestError
-from judgesdk.providers import decisions_wire, systemone_wire
+from judgesdk.core import ConfigError, InputError, JudgeSDKError
+from judgesdk.provider import RequestError, ServedWire
+from judgesdk.providers import DECISIONS_WIRE, SYSTEMONE_WIRE
 from judgesdk.serve.backend import Backend, total_usage
 from judgesdk.serve.record import Recorder, item_id
 from judgesdk.serve.settings import ServeSettings
@@ -53,7 +53,7 @@ __all__ = ["Service", "build_app", "error"]
 access = logging.getLogger("judgesdk.serve.access")
 log = logging.getLogger("judgesdk.serve")
 
-WIRES: dict[str, Any] = {"/v1/decisions": decisions_wire, "/v1/systemone": systemone_wire}
+WIRES: dict[str, ServedWire] = {"/v1/decisions": DECISIONS_WIRE, "/v1/systemone": SYSTEMONE_WIRE}
 
 
 def error(status: int, message: str, code: str, *, param: str | None = None, headers: dict[str, str] | None = None) -> JSONResponse:
@@ -149,7 +149,7 @@ def build_app(service: Service) -> Starlette:
         access.info("%s %s %d %.0fms questions=%d", request.method, route, response.status_code, 1000 * (time.perf_counter() - started), questions)
         return response
 
-    async def _decide(request: Request, route: str, wire: Any) -> tuple[Response, int]:
+    async def _decide(request: Request, route: str, wire: ServedWire) -> tuple[Response, int]:
         if service.draining:
             return error(503, "the server is shutting down: retry on another instance", "shutting_down", headers={"Retry-After": "5"}), 0
         if not authorized(request):

@@ -34,17 +34,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from judgesdk.core.errors import ConfigError, InputError, ProviderError
-from judgesdk.core.types import Criterion, JudgeItem, JudgeResult, Scale
-from judgesdk.fused.model import model_sha256
-from judgesdk.judging.judge import Judge
-from judgesdk.judging.judge_config import JudgeConfig, load_config
-from judgesdk.judging.runners import budgeted_judge
-from judgesdk.provider.decisions import ChoiceQuestion, DecisionAnswer, DecisionInput, PredicateQuestion, Question, ScoreQuestion
-from judgesdk.provider.layers.budget import Budget, BudgetMeter
-from judgesdk.provider.protocol import Provider, Usage
-from judgesdk.scorers import fused
-from judgesdk.scorers.auto import fused_unavailable
+from judgesdk.core import ConfigError, Criterion, InputError, JudgeItem, JudgeResult, ProviderError, Scale
+from judgesdk.fused import model_sha256
+from judgesdk.judging import Judge, JudgeConfig, budgeted_judge, load_config
+from judgesdk.provider import Budget, BudgetMeter, ChoiceQuestion, DecisionAnswer, DecisionInput, PredicateQuestion, Provider, Question, ScoreQuestion, Usage
+from judgesdk.scorers import LEVELS, fits_for, fused_unavailable
 
 __all__ = ["Answered", "Backend", "EMBEDDED", "criterion_for"]
 
@@ -101,7 +95,7 @@ class Backend:
         settings = load_config(config) if config is not None else load_config(EMBEDDED)
         if settings.jury is not None:
             raise ConfigError("judgesdk serve answers with one judge: remove [jury] from the config, or serve one judge of it")
-        options = {**settings.method_options, fused.LEVELS: True}  # the fused judge answers with its level distribution
+        options = {**settings.method_options, LEVELS: True}  # the fused judge answers with its level distribution
         settings = settings.model_copy(update={"method_options": options})
         meter = BudgetMeter(budget) if budget is not None else None
         judge = budgeted_judge(settings, meter)
@@ -146,7 +140,7 @@ class Backend:
         """The criteria (and aliases) the fused judge has fits for on this provider's model file; none for a hosted chain."""
         if not self.embedded or model_sha256(self.provider) is None:
             return []
-        fits = fused.fits_for(self.provider, self.judge.options)
+        fits = fits_for(self.provider, self.judge.options)
         return sorted({name for fitted in fits for name in fitted.criterion_names()})
 
     async def answer(self, request_input: DecisionInput, questions: tuple[Question, ...], item_id: str | None = None) -> list[Answered]:

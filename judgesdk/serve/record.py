@@ -17,12 +17,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from judgesdk.core.types import Criterion, JudgeItem
-from judgesdk.judging.judge_config import JudgeConfig, ask_for
-from judgesdk.provider.decisions import DecisionInput
-from judgesdk.records import Ledger, content_hash, row_for
-from judgesdk.records.rows import composite_id
-from judgesdk.scorers.multi import combine
+from judgesdk.core import Criterion, JudgeItem
+from judgesdk.judging import JudgeConfig, ask_for
+from judgesdk.provider import DecisionInput
+from judgesdk.records import Ledger, composite_id, content_hash, row_for
+from judgesdk.scorers import combine
 from judgesdk.serve.backend import Answered, criterion_for
 
 __all__ = ["Recorder", "item_id"]

@@ -13,8 +13,8 @@ import os
 import sys
 from typing import Any
 
-from judgesdk.core.errors import ConfigError
-from judgesdk.provider.layers.budget import Budget
+from judgesdk.core import ConfigError
+from judgesdk.provider import Budget
 from judgesdk.serve.app import Service, build_app
 from judgesdk.serve.backend import Backend
 from judgesdk.serve.record import Recorder

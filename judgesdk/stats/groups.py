@@ -21,7 +21,7 @@ from typing import Any, Literal
 import numpy as np
 from scipy import stats
 
-from judgesdk.core.errors import InputError
+from judgesdk.core import InputError
 
 Method = Literal["spearman", "pearson", "kendall"]
 METHODS: tuple[Method, ...] = ("spearman", "pearson", "kendall")

@@ -12,7 +12,7 @@ a judge card's agreement table (:mod:`judgesdk.meta.card`) and a gate report's f
 * :mod:`~judgesdk.view.load`: the one reading function, :func:`~judgesdk.view.load.read_run` (a results file,
   a Ray results folder, ``judgesdk card``'s per-criterion files), and the side files (inputs for the texts, a
   card, a gate report);
-* :mod:`~judgesdk.view.page_data`: what the page shows, computed once in Python (flags, review reasons,
+* :mod:`~judgesdk.view.data`: what the page shows, computed once in Python (flags, review reasons,
   histograms, the header's totals, the two-run diff), as one JSON-ready dict; each text stored once;
 * :mod:`~judgesdk.view.html`: the page: the data as inert JSON (``<`` escaped, so no text in it can end its
   script element; each item's details deflated in chunks the page inflates when an item is opened, so a
@@ -30,8 +30,36 @@ May import: every floor below it (:mod:`judgesdk.gate`, :mod:`judgesdk.distribut
 
 from __future__ import annotations
 
-from judgesdk.view.html import render_page
-from judgesdk.view.load import Run, read_card, read_inputs, read_run, read_verdict
-from judgesdk.view.page_data import page_data
+from typing import TYPE_CHECKING
 
-__all__ = ["Run", "page_data", "read_card", "read_inputs", "read_run", "read_verdict", "render_page"]
+from judgesdk.core import lazy as _lazy
+
+if TYPE_CHECKING:
+    from judgesdk.view.data import page_data
+    from judgesdk.view.html import render_page
+    from judgesdk.view.load import Run, read_card, read_inputs, read_run, read_verdict, stamp
+    from judgesdk.view.server import LiveData, make_server
+
+__all__ = [
+    "LiveData",
+    "make_server",
+    "page_data",
+    "read_card",
+    "read_inputs",
+    "read_run",
+    "read_verdict",
+    "render_page",
+    "Run",
+    "stamp",
+]
+
+__getattr__, __dir__ = _lazy(
+    __name__,
+    {
+        "page_data": "judgesdk.view.data",
+        "render_page": "judgesdk.view.html",
+        **dict.fromkeys(("Run", "read_card", "read_inputs", "read_run", "read_verdict", "stamp",), "judgesdk.view.load"),
+        **dict.fromkeys(("LiveData", "make_server",), "judgesdk.view.server"),
+    },
+    globals(),
+)

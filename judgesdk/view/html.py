@@ -1,6 +1,6 @@
 """The page: one HTML document holding its styles, its script and its data, and nothing it must fetch.
 
-The data (:func:`judgesdk.view.page_data.page_data`, its bulky per-item details compressed by :func:`packed`)
+The data (:func:`judgesdk.view.data.page_data`, its bulky per-item details compressed by :func:`packed`)
 is embedded as a JSON data block
 (``<script type="application/json">``), which a browser never runs. Inside it ``<``, ``>`` and ``&`` are
 written as ``\\u003c``, ``\\u003e``, ``\\u0026`` (and U+2028/U+2029 escaped too), so no text from a run, however

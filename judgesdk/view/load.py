@@ -19,10 +19,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from judgesdk.core.errors import InputError
-from judgesdk.distributed.output import read_folder
-from judgesdk.gate.verdict import Verdict
-from judgesdk.meta.card import Card
+from judgesdk.core import InputError
+from judgesdk.distributed import read_folder
+from judgesdk.gate import Verdict
+from judgesdk.meta import Card
 from judgesdk.records import read_items, read_results, row_id
 
 Key = tuple[str, str]  # (item id, criterion or "")

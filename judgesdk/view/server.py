@@ -24,7 +24,7 @@ from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from judgesdk.core.errors import InputError
+from judgesdk.core import InputError
 from judgesdk.view.html import content_security_policy, data_json, packed, render_page
 
 log = logging.getLogger("judgesdk.view")

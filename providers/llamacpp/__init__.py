@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from judgesdk.core.faces import lazy as _lazy
+from judgesdk.core import lazy as _lazy
 
 if TYPE_CHECKING:
     from .adapter import ANSWER_DEFAULTS, DEFAULT_CAPABILITIES, LlamaCppProvider

@@ -22,8 +22,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from judgesdk.core.errors import ConfigError, InputError, PermanentError, UnavailableError
-from judgesdk.provider.protocol import Capabilities, Choice, GenerateRequest, GenerateResponse, Usage, answer_settings, as_text, runtime
+from judgesdk.core import ConfigError, InputError, PermanentError, UnavailableError
+from judgesdk.provider import Capabilities, Choice, GenerateRequest, GenerateResponse, Usage, answer_settings, as_text, runtime
 
 from . import compat, rules
 from .labels import continuation_logprobs, label_logprobs

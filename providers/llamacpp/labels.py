@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from judgesdk.provider.protocol import TokenLogprob
+from judgesdk.provider import TokenLogprob
 
 from .prefix import PrefixCache
 from .rules import label_paths

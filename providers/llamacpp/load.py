@@ -23,7 +23,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from judgesdk.core.errors import PermanentError, UnavailableError
+from judgesdk.core import PermanentError, UnavailableError
 
 from . import compat
 

@@ -26,7 +26,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from judgesdk.provider.protocol import GenerateRequest, GenerateResponse, as_text
+from judgesdk.provider import GenerateRequest, GenerateResponse, as_text
 
 from .labels import path_scores
 from .prefix import PrefixCache, shared_prefix

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel
 
-from judgesdk.core.errors import CapabilityError
+from judgesdk.core import CapabilityError
 
 from . import compat, rules
 from .rules import CELL_ALIGN, PAD_TOKEN, ROW_GROUP

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from pydantic import Field
 
-from judgesdk.provider.registry import Pricing, ProviderOptions, ProviderSettings, ProviderSpec
+from judgesdk.provider import Pricing, ProviderOptions, ProviderSettings, ProviderSpec
 
 from .adapter import DEFAULT_CAPABILITIES, LlamaCppProvider
 from .load import EMBEDDED_MODEL, content_sha256

@@ -504,7 +504,7 @@ def _parent(pid: int) -> int:
 def _summeval_items(tmp_path: Path, count: int) -> Path:
     """The first ``count`` SummEval items in natural text (as ``judgesdk bench`` judges them), ids doc::system."""
     from judgesdk.meta.datasets import load_dataset, shared_data_dir
-    from judgesdk.meta.natural import natural
+    from judgesdk.meta.naturalize import natural
 
     if shared_data_dir() is None:
         (pytest.fail if REQUIRE_INTEGRATION else pytest.skip)("SummEval is not in ../shared/data")

@@ -2,7 +2,7 @@ import pytest
 
 from judgesdk.core.errors import CapabilityError
 from judgesdk.core.types import Scale
-from judgesdk.estimation.estimate import EstimationSettings, choose_method, estimate
+from judgesdk.estimation.estimator import EstimationSettings, choose_method, estimate
 from judgesdk.provider.protocol import Capabilities, Message
 from judgesdk.providers.scripted import FULL, ScriptedProvider, ScriptedReply
 

@@ -8,7 +8,7 @@ import pytest
 
 from judgesdk.core.errors import InputError
 from judgesdk.core.types import Criterion, JudgeItem, Scale
-from judgesdk.estimation.estimate import EstimationSettings
+from judgesdk.estimation.estimator import EstimationSettings
 from judgesdk.estimation.grammars import (
     RTS_CLOSING,
     answer_format,

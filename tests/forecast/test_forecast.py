@@ -378,7 +378,7 @@ def summeval_like(n_docs: int = 1, per_doc: int = 6) -> list[JudgeItem]:
     if shared_data_dir() is not None:
         from judgesdk.meta import bench
         from judgesdk.meta.datasets import load_dataset
-        from judgesdk.meta.natural import natural
+        from judgesdk.meta.naturalize import natural
 
         records = bench.select(load_dataset("summeval"), docs=n_docs)[:per_doc]
         chosen += [bench.item_of(natural(r)) for r in records]

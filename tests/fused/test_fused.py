@@ -50,7 +50,7 @@ def test_precision_repetition_and_empty_sides():
 def test_natural_view_joins_ptb_tokens_and_recases_names_from_the_source():
     pytest.importorskip("nltk")
     from judgesdk.meta.datasets import HumanRecord
-    from judgesdk.meta.natural import natural
+    from judgesdk.meta.naturalize import natural
 
     record = HumanRecord(
         doc_id="d", system_id="s", scores={"coherence": 3.0},
@@ -305,7 +305,7 @@ def _labelled(tmp_path, n=24, constant=False):
 
 
 def test_refit_on_user_labels_gives_a_fit_for_this_model_and_each_signals_agreement(tmp_path):
-    from judgesdk.fused.refit import refit
+    from judgesdk.fused.refitting import refit
 
     done = asyncio.run(refit(_provider(), _labelled(tmp_path), "faithfulness"))
     model = done.fitted.criteria["faithfulness"][0]
@@ -318,7 +318,7 @@ def test_refit_on_user_labels_gives_a_fit_for_this_model_and_each_signals_agreem
 
 
 def test_refit_refuses_constant_labels_too_few_items_and_hosted_providers(tmp_path):
-    from judgesdk.fused.refit import refit
+    from judgesdk.fused.refitting import refit
 
     with pytest.raises(InputError, match="constant"):
         asyncio.run(refit(_provider(), _labelled(tmp_path, constant=True), "faithfulness"))

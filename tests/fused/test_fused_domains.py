@@ -153,7 +153,7 @@ def test_hanna_stories_topicalchat_responses_and_another_task_never_get_the_news
     """With the fits shipped for the embedded model: every HANNA story and TopicalChat response either gets its
     own domain's fit or falls back, saying which, and so does a task that is none of them (issue 27)."""
     from judgesdk.meta.datasets import load_dataset
-    from judgesdk.meta.natural import natural
+    from judgesdk.meta.naturalize import natural
     from judgesdk.providers.llamacpp import embedded_sha256
 
     fits = fused_model.bundled_for(embedded_sha256())
@@ -178,7 +178,7 @@ def test_auto_rows_on_real_stories_dialogue_and_another_task_name_their_fit_or_f
     responses (coherence, naturalness) and a task that is none of them names the fit or the fallback it used, and
     none names the news fit (issue 27)."""
     from judgesdk.meta.datasets import load_dataset
-    from judgesdk.meta.natural import natural
+    from judgesdk.meta.naturalize import natural
     from judgesdk.providers.llamacpp import embedded_sha256
     from judgesdk.records import row_for
     from judgesdk.records.results import read_results
@@ -447,7 +447,7 @@ def test_the_run_summary_and_the_card_count_fits_fallbacks_and_items_outside_the
 
 def test_a_tokenized_dialogue_is_joined_turn_by_turn_with_its_fact():
     from judgesdk.meta.datasets import HumanRecord
-    from judgesdk.meta.natural import natural
+    from judgesdk.meta.naturalize import natural
 
     record = HumanRecord(
         dataset="topicalchat", doc_id="t", system_id="s", source="i do n't know .\nhave you seen it ?\n\n", context="it 's ( mostly ) true .",

@@ -149,7 +149,7 @@ def test_auto_judges_real_hanna_stories_with_the_story_fit_on_the_embedded_model
     fit, each row naming it; scores on HANNA's 1-5 scale inside their own 80 % interval (issue 27). The three
     shortest stories of a prompt the fit never saw (p59), inside the fit's envelope, keep the test short."""
     from judgesdk.meta.datasets import load_dataset
-    from judgesdk.meta.natural import natural
+    from judgesdk.meta.naturalize import natural
 
     records = [natural(r) for r in load_dataset("hanna") if r.doc_id == "p59"]
     assert "p59" not in fused_model.load(SHIPPED.with_name(f"{EMBEDDED_MODEL}.story.json")).data["groups"]

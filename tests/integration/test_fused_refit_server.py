@@ -82,7 +82,7 @@ def _config_file(config: dict, path: Path) -> Path:
 
 def test_a_fit_made_through_the_server_is_bound_to_its_file_and_judges_through_it(tiny_server, tiny_gguf, tmp_path, capsys):
     from judgesdk.fused.model import file_sha256, load
-    from judgesdk.fused.refit import refit
+    from judgesdk.fused.refitting import refit
 
     path = tiny_gguf
     sha = file_sha256(path)

@@ -42,7 +42,7 @@ def _shortest_summeval(count: int) -> list[dict]:
     """The ``count`` SummEval items with the fewest characters of article and summary together (natural text)."""
     from judgesdk.meta.bench import shortest
     from judgesdk.meta.datasets import load_dataset
-    from judgesdk.meta.natural import natural
+    from judgesdk.meta.naturalize import natural
 
     return [{"id": f"{r.doc_id}::{r.system_id}", "source": r.source, "output": r.output} for r in shortest([natural(r) for r in load_dataset("summeval")], count)]
 

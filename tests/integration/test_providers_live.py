@@ -8,7 +8,7 @@ statuses), never the model's opinions.
 import pytest
 
 from judgesdk.core.types import Criterion, JudgeItem, Scale
-from judgesdk.estimation.estimate import EstimationSettings
+from judgesdk.estimation.estimator import EstimationSettings
 from judgesdk.judging.judge import Judge
 from judgesdk.provider.layers.cache import CachedProvider, open_cache
 from judgesdk.provider.layers.retry import RetryingProvider, RetryPolicy

@@ -144,7 +144,7 @@ def test_meta_eval_card_gate_and_diff_read_what_serve_recorded(embedded_serve: J
     if not SUMMEVAL.is_file():
         pytest.skip(f"{SUMMEVAL} is not there (the shared SummEval file)")
     from judgesdk.meta.datasets import load_dataset
-    from judgesdk.meta.natural import natural
+    from judgesdk.meta.naturalize import natural
 
     records = [natural(r) for r in load_dataset("summeval", SUMMEVAL.parent)]
     docs = list(dict.fromkeys(r.doc_id for r in records))[:2]

@@ -515,7 +515,7 @@ def test_a_jury_of_three_methods_on_the_embedded_model(tmp_path, capsys, monkeyp
     assert err.count("model tokens evaluated") == 1  # one model, shared by the three judges, reports its work once
     # the jury's judge is the judge on its own: the same score from a Judge with that judge's config alone
     item = SHORT_ITEMS[0]
-    from judgesdk.estimation.estimate import EstimationSettings
+    from judgesdk.estimation.estimator import EstimationSettings
     from judgesdk.prompting.presets import criterion as preset_criterion
 
     # the session's provider passed as an instance, which a Judge does not close (from_config would stack it and close it)

@@ -99,7 +99,7 @@ def test_missing_matplotlib_gives_a_clear_error(tmp_path: Path, monkeypatch: pyt
 
 
 def test_report_cost_prices_prompt_cache_reads_and_writes_like_the_budget() -> None:
-    """One price arithmetic (judgesdk.provider.pricing.Price): an Anthropic cache write costs 1.25x input, a read the cached price."""
+    """One price arithmetic (judgesdk.provider.prices.Price): an Anthropic cache write costs 1.25x input, a read the cached price."""
     usage = Usage(input_tokens=1000, output_tokens=0, cached_input_tokens=400, cache_write_input_tokens=500)
     result = JudgeResult(score=3.0, status="ok", criterion="c", method="m", usage=usage, provider="anthropic", model="claude")
     prices = CostModel(usd_per_million_input=1.0, usd_per_million_cached_input=0.1)

@@ -14,7 +14,7 @@ from judgesdk.gate import evaluate_gates
 from judgesdk.judging.judge_config import load_config
 from judgesdk.judging.runners import budgeted_judge, score_within_budget
 from judgesdk.provider.layers.budget import Budget, BudgetedProvider, BudgetMeter
-from judgesdk.provider.pricing import CostModel, price_for, summarize_usage
+from judgesdk.provider.prices import CostModel, price_for, summarize_usage
 from judgesdk.provider.protocol import GenerateRequest, GenerateResponse, Message, Usage
 from judgesdk.providers.scripted import ScriptedProvider
 
@@ -55,7 +55,7 @@ def test_anthropic_prompt_cache_writes_and_reads_are_priced_as_billed():
 
 
 def test_cache_prices_come_from_the_map_or_anthropics_multipliers(monkeypatch):
-    from judgesdk.provider import pricing as cost
+    from judgesdk.provider import prices as cost
 
     table = {
         "claude-x": {"input_cost_per_token": 1e-6, "output_cost_per_token": 5e-6, "litellm_provider": "anthropic",

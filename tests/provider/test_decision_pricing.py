@@ -16,7 +16,7 @@ from judgesdk.forecast.job import forecast  # noqa: E402
 from judgesdk.judging.judge_config import load_config  # noqa: E402
 from judgesdk.prompting.presets import criteria_for  # noqa: E402
 from judgesdk.provider.layers.budget import Budget, BudgetMeter  # noqa: E402
-from judgesdk.provider.pricing import price_for, summarize_usage  # noqa: E402
+from judgesdk.provider.prices import price_for, summarize_usage  # noqa: E402
 from judgesdk.provider.protocol import GenerateResponse  # noqa: E402
 
 

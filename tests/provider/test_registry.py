@@ -22,7 +22,7 @@ from judgesdk.cli.app import main
 from judgesdk.core.errors import ConfigError
 from judgesdk.judging.judge_config import load_config
 from judgesdk.provider import registry
-from judgesdk.provider.pricing import price_for
+from judgesdk.provider.prices import price_for
 from judgesdk.provider.protocol import Capabilities
 from judgesdk.provider.registry import Pricing, ProviderOptions, ProviderSpec
 from judgesdk.provider.settings import ProviderConfig, model_name
@@ -211,7 +211,7 @@ def test_importing_judgesdk_and_reading_kinds_imports_no_adapter_or_sdk():
         """
         import os
         os.environ.pop("JUDGESDK_PROVIDER", None)
-        import judgesdk, judgesdk.provider.registry, judgesdk.judging.judge_config, judgesdk.provider.pricing, judgesdk.cli.app
+        import judgesdk, judgesdk.provider.registry, judgesdk.judging.judge_config, judgesdk.provider.prices, judgesdk.cli.app
         judgesdk.cli.app.build_parser()                                   # --provider's help lists the kinds
         judgesdk.provider.registry.provider_kinds()
         judgesdk.judging.judge_config.load_config({"providers": [{"kind": "openai"}, {"kind": "anthropic"}, {"kind": "litellm"}, {"kind": "local"}]})
@@ -225,7 +225,7 @@ def test_a_kind_in_use_imports_its_adapter_only():
     imported = _imported_after(
         """
         from judgesdk.judging.judge_config import load_config
-        from judgesdk.provider.pricing import price_for
+        from judgesdk.provider.prices import price_for
         load_config({"providers": [{"kind": "anthropic", "options": {"prompt_cache": False}}]})
         price_for("scripted", "m")
         """
@@ -368,7 +368,7 @@ def test_register_in_process_and_unregister():
 
 
 def test_an_unknown_kind_is_priced_like_a_hosted_api(monkeypatch):
-    from judgesdk.provider import pricing as cost
+    from judgesdk.provider import prices as cost
 
     monkeypatch.setattr(cost, "_litellm_price_map", lambda: {"gpt-x": {"input_cost_per_token": 1e-6, "output_cost_per_token": 2e-6}})
     price, note = price_for("built-in-code", "gpt-x")

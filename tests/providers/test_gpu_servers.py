@@ -24,7 +24,7 @@ import pytest
 
 from judgesdk.core.errors import CapabilityError
 from judgesdk.core.types import Criterion, Scale
-from judgesdk.estimation.estimate import EstimationSettings, estimate
+from judgesdk.estimation.estimator import EstimationSettings, estimate
 from judgesdk.judging.judge import Judge
 from judgesdk.judging.judge_config import load_config
 from judgesdk.provider.protocol import GenerateRequest, Message

@@ -39,7 +39,7 @@ llama_cpp.Llama.__init__ = llama_init
 
 from judgesdk import Judge
 from judgesdk.providers.llamacpp import LlamaCppProvider
-from judgesdk.types import Criterion
+from judgesdk import Criterion
 
 path, how = sys.argv[1], sys.argv[2]
 options = {"model_path": path, "n_gpu_layers": -1, "n_ctx": 4096, "n_batch": 512, "n_threads": 16}
@@ -108,7 +108,7 @@ try:
 except PermanentError as exc:
     out["refused"] = str(exc)
 else:
-    from judgesdk.types import Criterion
+    from judgesdk import Criterion
     criterion = Criterion(name="coherence", description="The summary is well structured and reads as a coherent whole.")
     with Judge(provider, method="geval") as judge:
         result = judge.score("The council will turn the rail yard into a park.", source="The council voted to turn the old rail yard into a park.", criterion=criterion)

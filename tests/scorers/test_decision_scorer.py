@@ -13,7 +13,7 @@ import pytest
 
 from judgesdk.core.errors import CapabilityError, ConfigError
 from judgesdk.core.types import Criterion, JudgeItem, Scale
-from judgesdk.estimation.estimate import EstimationSettings, estimate
+from judgesdk.estimation.estimator import EstimationSettings, estimate
 from judgesdk.judging.judge import Judge
 from judgesdk.provider.decisions import ChoiceQuestion, DecisionAnswer, PredicateQuestion, ScoreQuestion
 from judgesdk.provider.protocol import Message

@@ -6,7 +6,7 @@ import pytest
 
 from judgesdk.core.errors import InputError
 from judgesdk.core.types import Criterion, JudgeItem, Scale
-from judgesdk.estimation.estimate import EstimationSettings
+from judgesdk.estimation.estimator import EstimationSettings
 from judgesdk.prompting.templates import load_template
 from judgesdk.provider.protocol import Capabilities, GenerateRequest, as_text
 from judgesdk.providers.scripted import ScriptedProvider, ScriptedReply

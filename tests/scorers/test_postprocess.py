@@ -6,7 +6,7 @@ import pytest
 
 from judgesdk.core.errors import InputError
 from judgesdk.core.types import JudgeItem, JudgeResult, Scale
-from judgesdk.estimation.estimate import EstimationSettings
+from judgesdk.estimation.estimator import EstimationSettings
 from judgesdk.provider.protocol import Capabilities, GenerateRequest, as_text
 from judgesdk.providers.scripted import ScriptedProvider, ScriptedReply
 from judgesdk.scorers.postprocess import bin_map, bin_scores, filter_redundant, is_redundant

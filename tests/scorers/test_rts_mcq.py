@@ -6,7 +6,7 @@ import pytest
 
 from judgesdk.core.errors import InputError
 from judgesdk.core.types import Criterion, JudgeItem, Scale
-from judgesdk.estimation.estimate import EstimationSettings
+from judgesdk.estimation.estimator import EstimationSettings
 from judgesdk.judging.judge import Judge
 from judgesdk.prompting.presets import criterion as preset
 from judgesdk.prompting.templates import parse_template

@@ -8,7 +8,7 @@ import pytest
 
 from judgesdk.core.errors import InputError
 from judgesdk.core.types import Criterion, JudgeItem
-from judgesdk.estimation.estimate import EstimationSettings
+from judgesdk.estimation.estimator import EstimationSettings
 from judgesdk.provider.protocol import Capabilities, as_text
 from judgesdk.providers.scripted import ScriptedProvider, ScriptedReply
 from judgesdk.scorers import scorer_for

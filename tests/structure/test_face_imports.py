@@ -136,9 +136,12 @@ def declared_homes(face: str) -> dict[str, str]:
     for node in tree.body:
         statements = node.body if isinstance(node, ast.If) and _is_type_checking(node.test) else [node]
         for stmt in statements:
-            if isinstance(stmt, ast.ImportFrom) and stmt.module and not stmt.level and stmt.module.startswith("judgesdk"):
+            if not isinstance(stmt, ast.ImportFrom):
+                continue
+            module = _absolute(stmt, face, True)  # the adapters' face imports its modules relatively
+            if module.startswith("judgesdk"):
                 for alias in stmt.names:
-                    homes[alias.asname or alias.name] = stmt.module
+                    homes[alias.asname or alias.name] = module
     return homes
 
 

@@ -16,7 +16,7 @@ below cannot import the scorers, and use the same words in vocabularies of their
 Exceptions, each with its reason: the registry's built-in table (names and where each spec lives, no facts);
 comparisons (and the literals compared) whose subject is reached through ``settings``, ``estimation`` or
 ``dist``/``distribution``, whose ``.method`` is an estimation or distribution method
-(:class:`judgesdk.estimation.estimate.EstimationSettings`, :class:`judgesdk.core.types.LabelDistribution`), or
+(:class:`judgesdk.estimation.estimator.EstimationSettings`, :class:`judgesdk.core.types.LabelDistribution`), or
 through ``kind`` (a request's kind in the forecast: ``decision``, ``generation``), other vocabularies sharing words
 with the methods; and the modules of :data:`OTHER_VOCABULARY_MODULES`.
 """

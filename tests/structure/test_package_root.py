@@ -31,7 +31,7 @@ def test_the_package_lists_judge_and_refuses_unknown_names():
 def test_import_judgesdk_does_not_load_the_judge():
     code = (
         "import sys, judgesdk\n"
-        "heavy = sorted(m for m in ('judgesdk.judging.judge', 'judgesdk.judging.judge_config', 'judgesdk.scorers', 'judgesdk.estimation.estimate') if m in sys.modules)\n"
+        "heavy = sorted(m for m in ('judgesdk.judging.judge', 'judgesdk.judging.judge_config', 'judgesdk.scorers', 'judgesdk.estimation.estimator') if m in sys.modules)\n"
         "assert not heavy, heavy\n"
         "from judgesdk import Judge\n"
         "assert 'judgesdk.judging.judge' in sys.modules\n"

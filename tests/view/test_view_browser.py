@@ -165,7 +165,7 @@ def synthetic(tmp_path):
 
 def test_filter_to_needs_review_then_open_an_item_and_read_its_bars(page, synthetic, tmp_path, capsys):
     from judgesdk.view import load
-    from judgesdk.view.page_data import FLAGS, page_data
+    from judgesdk.view.data import FLAGS, page_data
 
     results, inputs = synthetic
     data = page_data(load.read_run(results))

@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 
 from judgesdk.meta.diff import diff_files
 from judgesdk.view import load
+from judgesdk.view.data import FLAGS, histogram, page_data
 from judgesdk.view.html import asset, content_security_policy, render_page
-from judgesdk.view.page_data import FLAGS, histogram, page_data
 
 from support import view_rows
 from support.hostile import HOSTILE_TEXTS, run

@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
-from judgesdk.core.errors import MalformedAnswerError
+from judgesdk.core import MalformedAnswerError
 from judgesdk.provider.protocol import GenerateRequest, GenerateResponse, TokenLogprob, WrapperProvider
 
 __all__ = ["LOGPROB_TOLERANCE", "AnswerCheck", "answer_problem"]

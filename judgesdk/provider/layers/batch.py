@@ -36,7 +36,7 @@ from typing import Literal, Protocol
 import diskcache
 from pydantic import BaseModel, Field
 
-from judgesdk.core.errors import ConfigError, InputError, PermanentError
+from judgesdk.core import ConfigError, InputError, PermanentError
 from judgesdk.provider.layers.answers import answer_problem
 from judgesdk.provider.layers.cache import CACHE_IO_ERRORS, cache_failure, cache_key
 from judgesdk.provider.protocol import GenerateRequest, GenerateResponse, Provider, WrapperProvider

@@ -51,7 +51,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from judgesdk.core.errors import CircuitOpenError, ProviderError, ProviderTimeoutError, TransientError
+from judgesdk.core import CircuitOpenError, ProviderError, ProviderTimeoutError, TransientError
 from judgesdk.provider.layers.retry import exclude_from_budget
 from judgesdk.provider.protocol import GenerateRequest, GenerateResponse, Provider, WrapperProvider
 

@@ -17,7 +17,7 @@ results in ``score_many``'s ``on_result``. Why the wrapper:
   and reports the stop. Results are written as they finish (:mod:`judgesdk.records`), so nothing
   finished is lost.
 
-Prices come from :func:`judgesdk.provider.pricing.price_for`.
+Prices come from :func:`judgesdk.provider.prices.price_for`.
 """
 
 from __future__ import annotations
@@ -26,9 +26,8 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from judgesdk.core.errors import BudgetExceededError, ConfigError
-from judgesdk.core.types import Usage
-from judgesdk.provider.pricing import CostModel, Price, price_for
+from judgesdk.core import BudgetExceededError, ConfigError, Usage
+from judgesdk.provider.prices import CostModel, Price, price_for
 from judgesdk.provider.protocol import GenerateRequest, GenerateResponse, Provider, WrapperProvider
 
 __all__ = ["Budget", "BudgetMeter", "BudgetState", "BudgetedProvider"]

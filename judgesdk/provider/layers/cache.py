@@ -36,7 +36,7 @@ from urllib.parse import urlparse
 import diskcache
 from pydantic import ValidationError
 
-from judgesdk.core.errors import ConfigError
+from judgesdk.core import ConfigError
 from judgesdk.provider.layers.answers import answer_problem
 from judgesdk.provider.protocol import GenerateRequest, GenerateResponse, Provider, WrapperProvider, identity_of, learn_identity, settings_of
 

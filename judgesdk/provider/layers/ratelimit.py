@@ -43,7 +43,7 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from judgesdk.core.errors import InputError, RateLimitError
+from judgesdk.core import InputError, RateLimitError
 from judgesdk.provider.layers.retry import wait_allowance
 from judgesdk.provider.protocol import GenerateRequest, GenerateResponse, Provider, WrapperProvider, request_text
 

@@ -32,7 +32,7 @@ from contextvars import ContextVar
 from pydantic import BaseModel, ConfigDict, Field
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type
 
-from judgesdk.core.errors import RetriesExhaustedError, TransientError
+from judgesdk.core import RetriesExhaustedError, TransientError
 from judgesdk.provider.protocol import GenerateRequest, GenerateResponse, Provider, WrapperProvider
 
 _EXCLUDED: ContextVar[list[float] | None] = ContextVar("judgesdk_retry_excluded_s", default=None)

@@ -25,7 +25,7 @@ import contextvars
 import logging
 from collections.abc import Iterator
 
-from judgesdk.core.errors import ProviderError, stray, stray_message
+from judgesdk.core import ProviderError, stray, stray_message
 from judgesdk.provider.protocol import GenerateRequest, GenerateResponse, Provider, WrapperProvider
 
 log = logging.getLogger("judgesdk.provider")

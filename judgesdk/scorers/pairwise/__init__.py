@@ -29,7 +29,7 @@ meta-evaluation (:func:`judgesdk.meta.reliability.positional_bias`).
 
 from __future__ import annotations
 
-from judgesdk.core.types import as_criterion
+from judgesdk.core import as_criterion
 from judgesdk.scorers.pairwise.adaptive import calibrated, position_scores, sort_outputs
 from judgesdk.scorers.pairwise.aggregate import (
     SELECTIONS,

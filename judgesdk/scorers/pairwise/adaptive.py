@@ -24,8 +24,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from judgesdk.core.errors import InputError
-from judgesdk.provider.protocol import Provider
+from judgesdk.core import InputError
+from judgesdk.provider import Provider
 from judgesdk.scorers.pairwise.aggregate import BradleyTerryFit, _check_budget, fit_bradley_terry
 from judgesdk.scorers.pairwise.comparison import OrderJudgement, _Setup, both_orders, judge_all
 

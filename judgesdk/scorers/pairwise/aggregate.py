@@ -24,9 +24,9 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel
 
-from judgesdk.core.errors import InputError
+from judgesdk.core import InputError
 from judgesdk.scorers.pairwise.comparison import OrderJudgement
-from judgesdk.stats.positional import OrderVerdict, position_bias
+from judgesdk.stats import OrderVerdict, position_bias
 
 Selection = Literal["full", "random", "no-repeat", "symmetric", "active"]
 

@@ -1,7 +1,7 @@
 """One comparison of two outputs for the same source, in one order or in both (004 §3.3, 001 §3.1).
 
 A comparison asks the judge which of two outputs is better and reads a label distribution with
-:func:`judgesdk.estimation.estimate.estimate` over the template's answer labels:
+:func:`judgesdk.estimation.estimator.estimate` over the template's answer labels:
 
 * ``protocol="pairwise"`` (004 §3.3): labels ``A`` / ``B`` after the answer prefix ("Response A",
   "Summary A"); the prompt-based classifier of 004 eq. 3 gives
@@ -29,12 +29,10 @@ from typing import Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from judgesdk.core.errors import InputError
-from judgesdk.core.types import Criterion, JudgeItem, ResultStatus, Scale, as_criterion
-from judgesdk.estimation.estimate import estimate
-from judgesdk.prompting.templates import Template, bundled_template_ids, load_template
-from judgesdk.provider.decisions import DecisionInput, DecisionRequest
-from judgesdk.provider.protocol import Provider, Usage
+from judgesdk.core import Criterion, InputError, JudgeItem, ResultStatus, Scale, as_criterion
+from judgesdk.estimation import estimate
+from judgesdk.prompting import Template, bundled_template_ids, load_template
+from judgesdk.provider import DecisionInput, DecisionRequest, Provider, Usage
 from judgesdk.scorers import decision
 from judgesdk.scorers.common import ScorerOptions, template_override, template_values, variant_template, worst_status
 

@@ -14,9 +14,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from judgesdk.core.errors import InputError
-from judgesdk.core.types import Criterion, ResultStatus
-from judgesdk.provider.protocol import Provider, Usage
+from judgesdk.core import Criterion, InputError, ResultStatus
+from judgesdk.provider import Provider, Usage
 from judgesdk.scorers.common import ScorerOptions, total_usage, worst_status
 from judgesdk.scorers.pairwise.adaptive import _active_comparisons, sort_outputs
 from judgesdk.scorers.pairwise.aggregate import (

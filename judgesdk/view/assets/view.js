@@ -1,4 +1,4 @@
-/* judgesdk view: lays out the page's data (the JSON block "judgesdk-data", computed by judgesdk.view.page_data).
+/* judgesdk view: lays out the page's data (the JSON block "judgesdk-data", computed by judgesdk.view.data).
  *
  * Every text from the run reaches the DOM through textContent (txt/plain below), never innerHTML; hrefs are only
  * the page's own "#..." anchors (or a blob: URL this script made for an export). Invisible and direction-changing

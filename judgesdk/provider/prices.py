@@ -24,8 +24,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from judgesdk.core.errors import ConfigError
-from judgesdk.core.types import JudgeResult
+from judgesdk.core import ConfigError, JudgeResult
 from judgesdk.provider.protocol import Usage
 from judgesdk.provider.registry import Pricing, pricing
 

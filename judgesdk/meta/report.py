@@ -30,8 +30,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel
 
-from judgesdk.core.errors import MissingDependencyError
-from judgesdk.core.types import JudgeResult
+from judgesdk.core import JudgeResult, MissingDependencyError
 from judgesdk.meta.correlation import Convention, LevelCorrelation, correlate, correlation_table
 from judgesdk.meta.items import Key, PairwiseJudgement, ScoredItem
 from judgesdk.meta.reliability import (
@@ -42,8 +41,8 @@ from judgesdk.meta.reliability import (
     per_system_correlations,
     positional_bias,
 )
-from judgesdk.provider.pricing import CostModel, price_for
-from judgesdk.stats.groups import METHODS
+from judgesdk.provider import CostModel, price_for
+from judgesdk.stats import METHODS
 
 __all__ = [
     "CostModel",

@@ -21,13 +21,11 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from judgesdk.core.errors import InputError, JudgeSDKError
-from judgesdk.core.types import JudgeResult, Scale
+from judgesdk.core import InputError, JudgeResult, JudgeSDKError, Scale
 from judgesdk.meta.bootstrap import BootstrapCI, bootstrap_ci
 from judgesdk.meta.correlation import LevelCorrelation, get_convention, level_correlation, resolve_level
 from judgesdk.meta.datasets import HumanRecord, dimensions, human_scores, require_dimension
 from judgesdk.meta.items import JoinReport, Keep, Key, PairwiseJudgement, ScoredItem, check_keep, join
-from judgesdk.meta.judge_report import LengthBias, RepeatVariance, Throughput, length_bias, repeat_variance, throughput
 from judgesdk.meta.preferences import (
     CHALLENGE_ORDERS,
     CorrectPreferences,
@@ -50,10 +48,10 @@ from judgesdk.meta.reliability import (
     positional_bias,
     review_flags,
 )
-from judgesdk.prompting import presets
-from judgesdk.provider.pricing import CostModel
-from judgesdk.provider.protocol import Usage
-from judgesdk.stats.groups import METHODS, check_method
+from judgesdk.meta.report import LengthBias, RepeatVariance, Throughput, length_bias, repeat_variance, throughput
+from judgesdk.prompting import criterion
+from judgesdk.provider import CostModel, Usage
+from judgesdk.stats import METHODS, check_method
 
 __all__ = [
     "MetaEvalResult",
@@ -80,7 +78,7 @@ def scale_for(records: Sequence[HumanRecord], dimension: str, override: str | No
     dataset = next((r.dataset for r in records if r.dataset), "")
     if dataset:
         try:
-            return presets.criterion(dataset, dimension).scale, f"preset {dataset}/{dimension}"
+            return criterion(dataset, dimension).scale, f"preset {dataset}/{dimension}"
         except (ImportError, JudgeSDKError, KeyError, ValueError):  # no preset for this dataset/dimension: use the data
             pass
     values: list[float] = []

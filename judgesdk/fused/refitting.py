@@ -17,13 +17,12 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from judgesdk.core.errors import ConfigError, InputError
-from judgesdk.core.types import JudgeItem
+from judgesdk.core import ConfigError, InputError, JudgeItem
 from judgesdk.fused.domains import shape
 from judgesdk.fused.model import FusedModelFile, ModelIdentity, model_sha256
 from judgesdk.fused.signals import extract, features
 from judgesdk.fused.train import MIN_ITEMS, fit_file, signal_table
-from judgesdk.provider.protocol import Provider
+from judgesdk.provider import Provider
 from judgesdk.records import read_objects
 
 

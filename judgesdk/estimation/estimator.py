@@ -19,12 +19,11 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from judgesdk.core.errors import CapabilityError
-from judgesdk.core.types import LabelDistribution, ResultStatus, Scale
+from judgesdk.core import CapabilityError, LabelDistribution, ResultStatus, Scale
 from judgesdk.estimation.distributions import from_answer, from_label_logprobs, from_samples, from_top_logprobs, surface_variants
 from judgesdk.estimation.grammars import AnswerFormat, FormatUse, repair
 from judgesdk.estimation.parsing import parse_score
-from judgesdk.provider.protocol import Capabilities, GenerateRequest, GenerateResponse, Message, Provider, Usage
+from judgesdk.provider import Capabilities, GenerateRequest, GenerateResponse, Message, Provider, Usage
 
 Method = Literal["auto", "exact", "decision", "logprobs", "sampling", "parsed"]
 

@@ -31,13 +31,10 @@ from typing import Any
 import numpy as np
 from pydantic import ValidationError
 
-from judgesdk.core.errors import InputError
-from judgesdk.core.types import Scale
-from judgesdk.jury.consensus import agreement
-from judgesdk.meta.diff import diff_rows
-from judgesdk.meta.reliability import ItemSignals, review_flags
-from judgesdk.provider.pricing import price_for
-from judgesdk.provider.protocol import Usage
+from judgesdk.core import InputError, Scale
+from judgesdk.jury import agreement
+from judgesdk.meta import ItemSignals, diff_rows, review_flags
+from judgesdk.provider import Usage, price_for
 from judgesdk.records import to_result
 from judgesdk.view.load import Key, Run
 
@@ -157,7 +154,7 @@ def _detail(row: Mapping[str, Any], provenance: _Table, strings: _Table) -> dict
 
 
 def _usage(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
-    """Tokens, calls, time and cost of a run's rows (cost: :func:`judgesdk.provider.pricing.price_for` per
+    """Tokens, calls, time and cost of a run's rows (cost: :func:`judgesdk.provider.prices.price_for` per
     provider/model on the tokens billed, that is of rows not served from the cache; unknown, with why, where
     there is no price)."""
     fields = ("input_tokens", "output_tokens", "cached_input_tokens", "cache_write_input_tokens", "calls")
