@@ -35,7 +35,7 @@ from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from judgesdk.core import AuthError, MalformedAnswerError, PermanentError, ProviderError, ProviderTimeoutError, TransientError, error_from_status
-from judgesdk.provider import GenerateRequest, TokenLogprob, TopLogprob, Usage, redact_url, scrub_credentials
+from judgesdk.provider import GenerateRequest, TokenLogprob, TopLogprob, Usage, redact_url, remember_secret, scrub_credentials
 
 T = TypeVar("T")
 
@@ -56,9 +56,9 @@ def key_for_host(api_key: str | None, base_url: str | None, default_host: str, e
     """The API key to send: ``api_key`` where one was given; else the vendor's variable (``env_var``) only
     when ``base_url`` is the vendor's own host. A key is only ever sent to the host it was configured for:
     a custom ``base_url`` gets nothing from the environment unless its key is named (``api_key_env``)."""
-    if api_key:
-        return api_key
-    return os.environ.get(env_var) if is_default_host(base_url, default_host) else None
+    key = api_key or (os.environ.get(env_var) if is_default_host(base_url, default_host) else None)
+    remember_secret(key)  # a key sent is never shown (judgesdk.provider.urls.scrub_credentials)
+    return key
 
 
 def vendor_key(api_key: str | None, base_url: str | None, default_host: str, env_var: str, provider: str) -> str:

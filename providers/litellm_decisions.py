@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import time
+from contextvars import ContextVar
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any, Literal
 
@@ -73,6 +74,7 @@ class LiteLLMDecisionsProvider:
         # as the chat adapter: at a custom base_url only a key given here is sent, never the route's environment key
         self._api_key = api_key or (PLACEHOLDER_KEY if base_url else None)
         self._timeout_s = timeout_s
+        _record_bodies()
 
     @property
     def answer_settings(self) -> str:
@@ -99,6 +101,8 @@ class LiteLLMDecisionsProvider:
         body = self._wire.request_body(part, self.model)
         arguments = {key: value for key, value in body.items() if key != "model"}  # input or state, and questions
         connection = {"api_base": self._base_url, "api_key": self._api_key}
+        bodies: list[Any] = []
+        recording = _received.set(bodies)
         try:
             raw = await self._call(
                 model=self.model, timeout=self._timeout_s, num_retries=0, **arguments, **{k: v for k, v in connection.items() if v is not None}
@@ -107,11 +111,54 @@ class LiteLLMDecisionsProvider:
             if isinstance(exc, (TypeError, ValueError)) and getattr(exc, "status_code", None) is None:
                 raise PermanentError(f"{self.kind}: {exc}", provider=self.kind) from exc
             raise classify(exc, self.kind) from exc
+        finally:
+            _received.reset(recording)
+        if bodies and bodies[-1] is not None:  # the server's own JSON, read before LiteLLM's coercion ("0.2" is no probability)
+            return raw_wire(bodies[-1], self._wire).read_response(bodies[-1], part)
         payload = raw.model_dump(mode="json") if hasattr(raw, "model_dump") else raw
         return self._wire.read_response(payload, part)
 
     async def aclose(self) -> None:
         return None
+
+
+# The raw answer of a decision call: LiteLLM parses the server's body into typed models that coerce ("0.2" becomes
+# 0.2, a missing answer a refusal), so the body is read here, as the openai and systemone routes read it, by the wire
+# module of its format. Recorded only inside a decision call of this adapter (the context variable is set there).
+_received: ContextVar[list[Any] | None] = ContextVar("judgesdk_litellm_decision_bodies", default=None)
+
+
+def raw_wire(body: Any, asked: Any) -> Any:
+    """The wire module that reads ``body``: the System One format's ``answers`` is an object, OpenAI's an array (a
+    backend LiteLLM translates from the other format); a body of neither shape is read by the route's own, ``asked``."""
+    answers = body.get("answers") if isinstance(body, dict) else None
+    if isinstance(answers, dict):
+        return systemone_wire
+    return decisions_wire if isinstance(answers, list) else asked
+
+
+def _record_bodies() -> None:
+    """Wrap LiteLLM's async HTTP post once: inside this adapter's decision call, the response's JSON is kept."""
+    try:
+        from litellm.llms.custom_httpx.http_handler import AsyncHTTPHandler as cls
+    except ImportError:  # pragma: no cover - another layout: LiteLLM's parsed answer is read instead
+        return
+    if getattr(cls.post, "_judgesdk_records", False):
+        return
+    post = cls.post
+
+    async def recording_post(self: Any, *args: Any, **kwargs: Any) -> Any:
+        response = await post(self, *args, **kwargs)
+        bodies = _received.get()
+        if bodies is not None:
+            try:
+                bodies.append(response.json())
+            except ValueError:  # not JSON: LiteLLM says what it makes of it
+                bodies.append(None)
+        return response
+
+    recording_post._judgesdk_records = True  # type: ignore[attr-defined]
+    cls.post = recording_post  # type: ignore[method-assign]
 
 
 def _installed() -> str:

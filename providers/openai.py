@@ -87,6 +87,19 @@ def default_capabilities(api: str) -> Capabilities:
 
 
 class OpenAIProvider:
+    """The adapter for OpenAI's API and any server speaking its wire format (``kind = "openai"``).
+
+    ``model``: the model name sent with each request; ``base_url``: the server, or None for api.openai.com
+    (``OPENAI_BASE_URL`` is never read); ``api_key``: the key to send, or None to read ``OPENAI_API_KEY``, which
+    goes to api.openai.com only (another server gets a placeholder); ``api``: ``"chat"`` for
+    ``/chat/completions``, ``"completions"`` for plain-text ``/completions`` (base models, continuation
+    log-likelihoods); ``timeout_s``: each call's timeout in seconds; ``capabilities``: what the model supports,
+    or None for the API's defaults (:func:`default_capabilities`); ``model_sha256``: the sha256 of the model file
+    a self-hosted server serves, which names the model in cache keys and provenance (:attr:`identity`).
+    Building one raises :class:`~judgesdk.core.errors.PermanentError` without the ``openai`` extra, and
+    :class:`~judgesdk.core.errors.AuthError` when api.openai.com is the target and no key is given or set.
+    ``api="decisions"`` in a config builds :class:`OpenAIDecisionsProvider` instead."""
+
     kind = "openai"
 
     def __init__(

@@ -55,7 +55,9 @@ class OpenAIDecisionsProvider:
         target = own_endpoint(base_url, "https://api.openai.com/v1", "openai")  # never OPENAI_BASE_URL, as the chat adapter
         self.endpoint = redact_url(target)  # shown, keyed: no credentials
         self.capabilities = capabilities or globals()["capabilities"]()
-        self._client = openai.AsyncOpenAI(api_key=key, base_url=target, timeout=timeout_s, max_retries=0)
+        # redirects never followed: another host would get the request (and an answer cached as this endpoint's)
+        http_client = openai.DefaultAsyncHttpxClient(follow_redirects=False)
+        self._client = openai.AsyncOpenAI(api_key=key, base_url=target, timeout=timeout_s, max_retries=0, http_client=http_client)
         if not hasattr(self._client, "decisions"):
             raise ConfigError(
                 f"api = 'decisions' needs openai >= {FIRST_VERSION} (client.decisions); installed: {_installed()}: "
@@ -88,6 +90,12 @@ class OpenAIDecisionsProvider:
             answer = await self._client.post(decisions_wire.PATH, body=decisions_wire.request_body(part, self.model), cast_to=httpx.Response)
         except openai.APIError as exc:
             raise classify(exc, self.kind) from exc
+        if 300 <= answer.status_code < 400:  # a redirect's body is never an answer
+            raise PermanentError(
+                f"{self.kind}: {self.endpoint} answered {answer.status_code}, a redirect to "
+                f"{redact_url(answer.headers.get('location', '(no location)'))}: set base_url to the server's own address",
+                provider=self.kind,
+            )
         try:
             payload = answer.json()
         except ValueError:

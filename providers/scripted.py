@@ -32,6 +32,13 @@ from judgesdk.provider import (
 
 
 class ScriptedReply(BaseModel):
+    """One scripted answer, richer than a plain text: the numbers a real model would give, set by the test.
+
+    ``label_probs`` (label -> probability) gives the greedy text (the most likely label), seeded samples at
+    temperature > 0, top-k logprobs at the answer position and exact label log-probabilities (a label with no
+    probability is left out). ``continuation_logprobs`` are the log-probabilities of a scored continuation's
+    tokens (words), -1.0 each when not given; ``decisions`` answers a decision request."""
+
     text: str | None = None  # None: derived from label_probs (the most likely label)
     label_probs: dict[str, float] | None = None
     continuation_logprobs: list[float] | None = None  # one per token of a scored continuation

@@ -108,6 +108,12 @@ class SystemOneProvider:
             raise classify(exc, self.kind) from exc
         if answer.status_code >= 400:
             raise error_from_status(answer.status_code, _message(answer), provider=self.kind, headers=answer.headers, body=answer.text[:500])
+        if answer.status_code >= 300:  # never followed (httpx's default), and a redirect's body is never an answer
+            raise PermanentError(
+                f"{self.kind}: {redact_url(self.url)} answered {answer.status_code}, a redirect to "
+                f"{redact_url(answer.headers.get('location', '(no location)'))}: set base_url to the server's own address",
+                provider=self.kind,
+            )
         try:
             return answer.json()
         except ValueError:  # a proxy's page, a cut body: worth asking again, and named if it persists

@@ -88,6 +88,13 @@ def request_body(request: DecisionRequest, model: str) -> dict[str, Any]:
 
 
 def question_body(question: Question) -> dict[str, Any]:
+    """One question as System One sends it, the value under its key in ``questions`` (see the module's table).
+
+    ``question``: a score, choice or predicate question. Returns ``{"type", "instructions", "criteria"}``: a score
+    question's levels lowest first (``"label: description"`` where a level has one); a choice question's options
+    keyed by :func:`choice_key`; a predicate's ``true_when``/``false_when`` rules as ``"true"``/``"false"`` (type
+    ``"noul"``, ``criteria`` left out when it has neither). Raises :class:`~judgesdk.core.errors.CapabilityError`
+    when a choice question holds a boolean option and a text option with the same key."""
     if isinstance(question, ScoreQuestion):
         return {"type": "score", "instructions": question.instructions, "criteria": [level_text(level) for level in question.levels]}
     if isinstance(question, ChoiceQuestion):

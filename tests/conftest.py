@@ -36,6 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # `from support.server
 
 from support.fault_proxy import FaultProxy  # noqa: E402
 from support.servers import LiteLLMProxy, LlamaServer, embedded_gguf_path, missing_modules  # noqa: E402
+from support.skips import report as report_skips  # noqa: E402
 
 # The `judgesdk serve` fixtures (session-scoped: one server for every module that uses them). Imported into
 # each test module instead, each module got its own copy of the fixture, and the server started once per module.
@@ -62,6 +63,11 @@ os.environ.setdefault("LITELLM_TELEMETRY", "False")
 
 
 REQUIRE_INTEGRATION = os.environ.get("JUDGESDK_REQUIRE_INTEGRATION") == "1"  # set by .ci/run
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    """Every run ends by saying what it did not run and what would run it (tests/support/skips.py)."""
+    report_skips(terminalreporter)
 
 
 def _skip_if_missing(*modules: str, what: str, install: str) -> None:

@@ -34,6 +34,12 @@ from judgesdk.judging import Interrupted
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one ``judgesdk`` command, as the console script does; the exit code is returned, not exited with, so
+    that tests and other programs can call it.
+
+    ``argv``: the arguments after the program name, or None for ``sys.argv[1:]``. Returns the exit code
+    (:class:`judgesdk.core.exits.ExitCode`): the command's own; 3 for a usage error, no command, or an input or
+    configuration error (printed as one ``judgesdk: ...`` line on stderr, no traceback); 130 for Ctrl-C."""
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -171,6 +177,9 @@ def _accept_verbose(parser: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``judgesdk`` parser with every command registered (each imports what it runs only when it runs), and
+    ``-v`` accepted before or after the command. Takes nothing; returns a :class:`judgesdk.cli.usage.CommandParser`,
+    whose parsed arguments carry the chosen command's handler as ``func``."""
     parser = CommandParser(prog="judgesdk", description="Judge generated text with language models.")
     parser.add_argument("-v", "--verbose", action="store_true", help=VERBOSE_HELP)
     commands = parser.add_subparsers(metavar="COMMAND")

@@ -6,6 +6,7 @@
 * :mod:`~judgesdk.core.provenance`: what produced a verdict (:class:`Provenance`) and how two differ.
 * :mod:`~judgesdk.core.faces`: package faces that load their names on first use.
 * :mod:`~judgesdk.core.exits`: the process exit codes, one table for every command (and the gate's verdict).
+* :mod:`~judgesdk.core.plugins`: named plugins found by name and loaded on first use (:class:`Plugins`: the registries).
 
 May import: nothing of judgesdk (pydantic and the standard library only).
 """
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
     )
     from judgesdk.core.exits import ExitCode
     from judgesdk.core.faces import lazy
+    from judgesdk.core.plugins import Plugins
     from judgesdk.core.provenance import Provenance, Record, changes, options_hash, record_of, sdk_version
     from judgesdk.core.types import (
         Criterion,
@@ -86,6 +88,7 @@ __all__ = [
     "options_hash",
     "parse_retry_after",
     "PermanentError",
+    "Plugins",
     "Provenance",
     "ProviderError",
     "ProviderTimeoutError",
@@ -110,6 +113,7 @@ __getattr__, __dir__ = _lazy(
         **dict.fromkeys(("AuthError", "BudgetExceededError", "CapabilityError", "CircuitOpenError", "ConfigError", "InputError", "JudgeSDKError", "MalformedAnswerError", "MissingDependencyError", "MissingItemField", "PermanentError", "ProviderError", "ProviderTimeoutError", "QuotaExhaustedError", "RateLimitError", "RetriesExhaustedError", "TransientError", "UnavailableError", "error_from_status", "parse_retry_after", "stray", "stray_message",), "judgesdk.core.errors"),
         "ExitCode": "judgesdk.core.exits",
         "lazy": "judgesdk.core.faces",
+        "Plugins": "judgesdk.core.plugins",
         **dict.fromkeys(("Provenance", "Record", "changes", "options_hash", "record_of", "sdk_version",), "judgesdk.core.provenance"),
         **dict.fromkeys(("Criterion", "CriterionSpec", "JudgeItem", "JudgeResult", "LabelDistribution", "ResultStatus", "Scale", "Usage", "as_criteria", "as_criterion", "check_text", "method_family",), "judgesdk.core.types"),
     },

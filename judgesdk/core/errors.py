@@ -144,7 +144,8 @@ def stray(exc: BaseException) -> bool:
 
 
 def stray_message(exc: BaseException) -> str:
-    """What a :func:`stray` exception is called in the item's error: its type, and its text where it has one."""
+    """What a :func:`stray` exception is called in the item's error: its type, and its text where it has one.
+    ``exc``: the exception that ended the item; returns the sentence the item's ``error`` result carries."""
     text = str(exc)
     return f"{type(exc).__name__}{f' ({text})' if text else ''} was raised while judging this item: it ended this item only"
 
@@ -155,7 +156,10 @@ _QUOTA_MARKERS = ("insufficient_quota", "quota", "billing", "credit balance")
 def parse_retry_after(headers: object) -> float | None:
     """Seconds to wait from ``retry-after-ms`` / ``Retry-After`` (seconds or an HTTP date), if sent. A value
     that is no finite number (``inf``, ``nan``) is no wait a client can honour: None, as if not sent (the retry
-    policy's own back-off applies, and every wait stays under its ``max_wait_s``)."""
+    policy's own back-off applies, and every wait stays under its ``max_wait_s``).
+
+    ``headers``: the response's headers, anything with a ``get`` (None, or an object without ``get``, gives None);
+    returns the wait in seconds, never negative (a date in the past is 0)."""
     if headers is None:
         return None
     get = getattr(headers, "get", None)
@@ -194,7 +198,14 @@ def _finite(value: object) -> float | None:
 def error_from_status(
     status: int, message: str, *, provider: str, headers: object = None, body: object = None
 ) -> ProviderError:
-    """Classify an HTTP failure once for every backend: what may be retried and what never will."""
+    """Classify an HTTP failure once for every backend: what may be retried and what never will.
+
+    ``status``: the HTTP status; ``message``: the backend's error text; ``provider``: the provider's name, carried
+    by the error and its message; ``headers``: the response's headers, read for Retry-After on a 429 or a retryable
+    status; ``body``: the response body, read (with ``message``) for the markers of an exhausted quota. Returns the
+    error, not raised: a :class:`RateLimitError` (429), :class:`QuotaExhaustedError` (a 429 that says quota or
+    billing, or 402), :class:`TransientError` (408, 409, 5xx), :class:`AuthError` (401, 403), else
+    :class:`PermanentError`."""
     text = f"{message} {body or ''}".lower()
     detail = f"{provider}: HTTP {status}: {message}"
     if status == 429 and any(marker in text for marker in _QUOTA_MARKERS):

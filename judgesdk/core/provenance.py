@@ -74,8 +74,9 @@ Record = dict[str, str]  # a result's provenance as field -> text (Provenance.fl
 
 
 def record_of(own: Provenance | None, parts: Mapping[str, Provenance | None] | None = None) -> Record | None:
-    """A result's :data:`Record`: its own provenance, else (a jury's result, made by several judges) each
-    part's under ``<part name>.``; None when nothing was recorded (rows written before provenance existed)."""
+    """A result's :data:`Record`: its own provenance (``own``), else (a jury's result, made by several judges) the
+    provenance of each of its ``parts`` (part name -> provenance or None), every field under ``<part name>.``; None
+    when nothing was recorded (rows written before provenance existed)."""
     if own is not None:
         return own.flat()
     found = {f"{name}.{key}": value for name, part in (parts or {}).items() if part is not None for key, value in part.flat().items()}
@@ -93,6 +94,9 @@ def changes(old: Record | None, new: Record | None) -> dict[str, tuple[str, str]
 
 
 def options_hash(method_options: Mapping[str, Any], estimation: Mapping[str, Any]) -> str:
-    """A short hash of what configures a method beyond its name (what :attr:`Provenance.options` holds)."""
+    """A short hash of what configures a method beyond its name (what :attr:`Provenance.options` holds).
+
+    ``method_options``: the method's options; ``estimation``: the estimation settings. Returns the first 12 hex
+    digits of the SHA-256 of both as sorted JSON, so equal settings give equal hashes whatever their order."""
     payload = json.dumps({"method_options": dict(method_options), "estimation": dict(estimation)}, sort_keys=True, default=str)
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:12]

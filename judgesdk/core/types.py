@@ -12,6 +12,9 @@ from judgesdk.core.provenance import Provenance
 
 
 class Usage(BaseModel):
+    """Tokens and calls a piece of work cost, as the providers report them: what budgets, meters and price
+    summaries add up (``+`` adds two field by field, so ``sum(usages, Usage())`` totals a run)."""
+
     input_tokens: int = 0
     output_tokens: int = 0
     cached_input_tokens: int = 0  # prompt tokens served from a reused prefix / provider prompt cache
@@ -202,7 +205,8 @@ class JudgeResult(BaseModel):
 
 def method_family(method: str) -> str:
     """What a score means: ``fused/source`` and ``fused/source+reference`` are both ``fused`` (the human
-    scale), ``geval/exact`` is ``geval`` (the judge's label scale)."""
+    scale), ``geval/exact`` is ``geval`` (the judge's label scale). ``method``: a result's method name; returns
+    its part before the first ``/``."""
     return method.split("/")[0]
 
 
@@ -227,7 +231,10 @@ class JudgeItem(BaseModel):
 def check_text(value: object, name: str) -> None:
     """Refuse text that is not valid Unicode: a lone surrogate (what ``errors="surrogateescape"`` makes of
     undecodable bytes, or a JSON ``\\udcff`` escape) cannot be encoded, so it would fail later inside a
-    cache key, a tokenizer or an HTTP body, far from the item that caused it."""
+    cache key, a tokenizer or an HTTP body, far from the item that caused it.
+
+    ``value``: the text to check (anything that is not a ``str`` passes); ``name``: the field it came from, named
+    in the :class:`InputError` raised for a lone surrogate."""
     if not isinstance(value, str):
         return
     try:

@@ -114,6 +114,8 @@ def _report(folder: str, ask: Any, ids: list[str], done: set[str], dropped: int,
 
 
 def require_ray() -> Any:
+    """The ``ray`` module, imported only when the Ray engine is used (Ray is an optional extra). Returns the
+    module; raises :class:`ConfigError` saying how to install it when it is missing."""
     try:
         import ray
     except ImportError:

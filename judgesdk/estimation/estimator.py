@@ -45,6 +45,10 @@ class EstimationSettings(BaseModel):
 
 
 class Estimate(BaseModel):
+    """What :func:`estimate` found: the distribution (None when no method gave one), its status, the method that
+    gave it and why (each fallback included), the answers' texts, and what the calls cost and said (usage,
+    latency, whether every answer came from a cache, the provider and model, notes)."""
+
     distribution: LabelDistribution | None
     status: ResultStatus
     method: str
@@ -65,7 +69,9 @@ def read_label(text: str, scale: Scale) -> str | None:
 
 
 def choose_method(capabilities: Capabilities, wanted: Method) -> tuple[str, str]:
-    """The method to start with, and why."""
+    """The method to start with, and why. ``capabilities``: what the provider declares it can do; ``wanted``:
+    the caller's method (``auto`` picks exact > decision > logprobs > sampling by ``capabilities``). Returns
+    ``(method, reason)``; a :class:`CapabilityError` when ``wanted`` needs a capability the provider lacks."""
     if wanted == "auto":
         if capabilities.exact_labels:
             return "exact", "provider scores labels exactly over the full vocabulary"
@@ -139,7 +145,12 @@ async def estimate(
     answer_format: AnswerFormat | None = None,
 ) -> Estimate:
     """Estimate the distribution of the judge's answer to ``messages`` over ``scale``; generated answers
-    follow ``answer_format`` when given (module docstring)."""
+    follow ``answer_format`` when given (module docstring).
+
+    ``provider``: who answers; ``settings``: how to estimate (the defaults of :class:`EstimationSettings` when
+    None); ``tags``: provenance that enters every request's cache key (a template's id, version and hash).
+    Returns an :class:`Estimate`, with status ``unparsed`` or ``low_coverage`` when no method gave a usable
+    distribution; a :class:`CapabilityError` for a decision provider or a fixed method it cannot serve."""
     settings = settings or EstimationSettings()
     method, reason = choose_method(provider.capabilities, settings.method)
     if method == "decision":

@@ -136,7 +136,11 @@ def format_for(
     name: FormatName, provider: Provider, scale: Scale, extra: Mapping[str, Any], *, max_tokens: int = 8
 ) -> AnswerFormat | None:
     """The format to constrain method ``name``'s answers to, or None: the provider cannot honour a grammar,
-    or the method option ``grammar`` is false."""
+    or the method option ``grammar`` is false.
+
+    ``provider``: who will answer (its ``capabilities.grammar`` decides); ``scale``: the labels the grammar allows;
+    ``extra``: the method's options, read for ``grammar`` (true by default; anything but a bool is an
+    :class:`InputError`); ``max_tokens``: bounds RTS's reasoning (:func:`answer_format`)."""
     wanted = extra.get("grammar", True)
     if not isinstance(wanted, bool):
         raise InputError(f"method option grammar is true or false (constrain answers to the verdict format), got {wanted!r}")
@@ -161,7 +165,10 @@ def repair_request(request: GenerateRequest, answer: str, fmt: AnswerFormat) -> 
 
 
 async def repair(provider: Provider, request: GenerateRequest, answer: str, fmt: AnswerFormat) -> tuple[GenerateResponse, str]:
-    """Ask once more for ``answer`` (see :func:`repair_request`); the response and the whole repaired text."""
+    """Ask once more for ``answer`` (see :func:`repair_request`); the response and the whole repaired text.
+
+    ``provider``: who is asked again; ``request``: the request ``answer`` answered; ``fmt``: the answer format
+    whose repair grammar and token bound the new request uses."""
     repaired, continued = repair_request(request, answer, fmt)
     response = await provider.generate(repaired)
     return response, continued + (response.choices[0].text if response.choices else "")

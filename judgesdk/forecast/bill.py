@@ -82,11 +82,18 @@ class Forecast(BaseModel):
 
 
 def estimate_path(results: Path) -> Path:
-    """Where ``judgesdk score --estimate -o RESULTS`` saves its estimate, and a run into RESULTS finds it."""
+    """Where ``judgesdk score --estimate -o RESULTS`` saves its estimate, and a run into RESULTS finds it.
+
+    ``results``: the results file the estimate is for. Returns its path with ``.estimate.json`` appended to the name
+    (:data:`ESTIMATE_SUFFIX`), in the same folder."""
     return results.with_name(results.name + ESTIMATE_SUFFIX)
 
 
 def save(found: Forecast, results: Path) -> Path:
+    """Save an estimate beside its results file, so that a run into the same file can show it beside its spend.
+
+    ``found``: the estimate; ``results``: the results file it is for (the file itself is not touched). Writes
+    ``found`` as JSON to :func:`estimate_path` of ``results``, replacing any estimate there, and returns that path."""
     path = estimate_path(results)
     path.write_text(found.model_dump_json(indent=1) + "\n", encoding="utf-8")
     return path
@@ -134,7 +141,12 @@ def _beside(estimated: int | None, spent: int | None) -> str:
 
 
 def compare_rows(found: Forecast, spent: Sequence[ProviderSpend]) -> list[tuple[str, str]]:
-    """Summary rows with the estimate beside what was spent, per provider the estimate planned for."""
+    """Summary rows with the estimate beside what was spent, per provider the estimate planned for.
+
+    ``found``: the estimate made before the run; ``spent``: what the run spent, per provider and model (a provider
+    the estimate planned for but the run never called counts as nothing spent; one it did not plan for is left out).
+    Returns (label, text) pairs for the run's report: calls, prompt and output tokens, cache hits, tokens evaluated
+    (local models) and cost, each as "N estimated, M spent" with the relative error where both are known."""
     rows: list[tuple[str, str]] = []
     by_name = {(s.provider, s.model): s for s in spent}
     for planned in found.providers:
@@ -158,7 +170,11 @@ def compare_rows(found: Forecast, spent: Sequence[ProviderSpend]) -> list[tuple[
 
 
 def table(found: Forecast, *, title: str = "judgesdk score --estimate (no model called)", saved: Path | None = None) -> Any:
-    """The estimate as a rich table (what the CLI prints)."""
+    """The estimate as a rich table (what the CLI prints).
+
+    ``found``: the estimate; ``title``: the table's title; ``saved``: where the estimate was saved
+    (:func:`save`), shown as a last row, or None to leave that row out. Returns a :class:`rich.table.Table`
+    (typed ``Any`` so that this module does not import rich until it is called)."""
     from rich.table import Table
 
     out = Table(title=title, show_header=False)

@@ -82,7 +82,11 @@ Job = tuple[Criterion | Sequence[Criterion], Sequence[JudgeItem]]
 
 def fingerprint(config: JudgeConfig, jobs: Sequence[Job]) -> str:
     """What identifies a job: each question asked (criteria, method, the judge config that changes answers,
-    :func:`judgesdk.records.ask_for`) and its items."""
+    :func:`judgesdk.records.ask_for`) and its items.
+
+    ``config``: the judge config the job runs with; ``jobs``: the job's (criterion or criteria, items) pairs, in
+    order. Returns 16 hex digits of a SHA-256 over them: a saved estimate whose fingerprint differs from a run's
+    was made for other items or another question (:class:`Beside` then does not compare them)."""
     payload = [
         [ask_for(config, criterion).key, [item.model_dump(mode="json") for item in items]]
         for criterion, items in jobs
@@ -103,14 +107,21 @@ def forecast(
 ) -> Forecast:
     """The bill of judging ``jobs`` (criterion or criteria, items), one after the other as the gate runs them,
     with ``config``'s judge; no model is called. ``adapters`` replaces the config's provider chain (instances
-    or factories, e.g. a scripted provider); an instance given is not closed."""
+    or factories, e.g. a scripted provider); an instance given is not closed.
+
+    ``prices``: explicit prices for the cost (:class:`judgesdk.provider.prices.CostModel`), or None for the
+    known prices of the provider's model (a local model then costs 0). Only the chain's first provider that can
+    be built is planned for; the ones before it are named in ``skipped``. Returns the :class:`Forecast`; raises
+    :class:`~judgesdk.core.errors.ConfigError` when no provider of the chain can be built. Runs its own event
+    loop: inside one, await :func:`aforecast`."""
     return asyncio.run(aforecast(config, jobs, adapters=adapters, prices=prices))
 
 
 async def aforecast(
     config: JudgeConfig, jobs: Sequence[Job], *, adapters: Sequence[Any] | None = None, prices: CostModel | None = None
 ) -> Forecast:
-    """:func:`forecast` on the running event loop."""
+    """:func:`forecast` on the running event loop: the same ``config``, ``jobs``, ``adapters`` and ``prices``,
+    the same :class:`Forecast` returned."""
     adapter, owned, options, skipped = _first_usable(config, adapters)
     cache = _read_cache(config)
     tokens = tokenizer_for(adapter)

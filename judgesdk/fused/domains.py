@@ -117,7 +117,9 @@ class Envelope(BaseModel):
 
 
 def envelope(shapes: Sequence[Mapping[str, float]], *, context: Literal["required", "absent"]) -> Envelope:
-    """The envelope of the fitting items' shapes."""
+    """The envelope of the fitting items' shapes: per measure in ``shapes`` (each item's :func:`shape`), the
+    0.5 % and 99.5 % quantiles, with ``context`` saying whether the fitted items carried a grounding fact
+    (``"required"``) or not (``"absent"``), and how many items there were."""
     ranges = {}
     for name in SHAPE:
         column = np.array([s[name] for s in shapes], dtype=float)

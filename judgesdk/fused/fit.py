@@ -129,6 +129,8 @@ def matrix(rows: Sequence[dict[str, float]], features: Sequence[str]) -> np.ndar
 
 
 def group_codes(groups: Sequence[str]) -> np.ndarray:
+    """``groups`` (one document or system name per item) as integer codes 0..g-1, one per item, in the sorted
+    order of the names: the form the fitting and agreement functions take groups in."""
     return np.unique(np.asarray(groups), return_inverse=True)[1]
 
 
@@ -164,7 +166,8 @@ def fit_linear(X: np.ndarray, y: np.ndarray, codes: np.ndarray, spec: Spec) -> L
 
 
 def mean_group_spearman(pred: np.ndarray, y: np.ndarray, codes: np.ndarray) -> float:
-    """Mean over groups of Spearman(pred, y); with singleton groups (no documents) the pooled Spearman.
+    """Mean over groups (``codes``, from :func:`group_codes`) of Spearman(pred, y); when no group has 3 or more
+    items (no documents) the pooled Spearman; NaN when no group has anything to rank.
 
     A group whose human scores are all equal has nothing to rank and is skipped. A group where ``pred`` is
     constant but the humans are not counts 0: a signal that ties every output of a document ranks none of
@@ -273,7 +276,13 @@ def fit_criterion(
     interval_bins: int | None = None,
     bootstrap: int = 1000,
 ) -> CriterionFit:
-    """The nested-CV procedure of the module docstring for one criterion; ``cv`` holds its outer-fold
+    """The nested-CV procedure of the module docstring for one ``criterion`` and ``variant`` (``"source"`` or
+    ``"source+reference"``), as a :class:`CriterionFit`. ``rows`` are the items' signals (name -> value; only
+    signals every row has are candidates), ``y`` their human scores and ``groups`` their documents (no document
+    is in both a training and a test fold); the calibrated score is clipped to ``low``..``high``, the human
+    scale. ``outer_k`` folds measure the procedure, ``inner_k`` folds inside each choose the candidate, and
+    ``seed`` fixes the folds and the bootstrap (a typed :class:`~judgesdk.core.errors.InputError` when no
+    signal is available or there are fewer documents than folds). The model's ``cv`` holds its outer-fold
     agreement (with a bootstrap CI over groups), the best single signal's for comparison, and how often the
     80 % interval held the held-out human score. With ``auxiliary`` (one value per row, e.g. the mean of
     every criterion's labels), the inner folds may also choose to fit to a mix of it. ``signs`` (default
@@ -415,7 +424,9 @@ def group_values(pred: np.ndarray, y: np.ndarray, codes: np.ndarray) -> np.ndarr
 
 
 def group_bootstrap(pred: np.ndarray, y: np.ndarray, codes: np.ndarray, n: int = 1000, seed: int = 0) -> tuple[float | None, float | None]:
-    """95 % percentile-bootstrap CI of the mean per-group Spearman, groups resampled (None without groups)."""
+    """95 % percentile-bootstrap CI of the mean per-group Spearman of ``pred`` and ``y``, groups (``codes``, from
+    :func:`group_codes`) resampled ``n`` times with ``seed``; only groups of 3+ items where neither side is
+    constant count. ``(None, None)`` when ``n`` is 0 or fewer than two groups count (data without groups)."""
     values = group_values(pred, y, codes)
     if n <= 0 or len(values) < 2:
         return None, None
@@ -470,7 +481,8 @@ def best_single_signed(columns: dict[str, np.ndarray], y: np.ndarray, codes: np.
 
 
 def system_kendall(pred: np.ndarray, y: np.ndarray, systems: Sequence[str]) -> float:
-    """Kendall tau between per-system mean predictions and per-system mean human scores."""
+    """Kendall tau between per-system mean predictions (``pred``) and per-system mean human scores (``y``),
+    ``systems`` naming each item's system: how well the judge ranks systems rather than outputs."""
     codes = group_codes(systems)
     n = codes.max() + 1
     counts = np.bincount(codes, minlength=n)

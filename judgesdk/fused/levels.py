@@ -27,7 +27,8 @@ __all__ = ["level_probabilities"]
 
 
 def level_probabilities(model: CriterionModel, score: float, values: Sequence[float]) -> tuple[float, ...]:
-    """P(human score nearest each of ``values``) given the fused prediction ``score`` (module docstring), in
+    """P(human score nearest each of ``values``) given the fused prediction ``score`` of the criterion's fitted
+    ``model`` (whose residual interval sets the spread; module docstring), in
     the order of ``values``. A scale whose range is not the fit's (a 0-4 index, a 1-10 scale) is mapped
     linearly onto the fit's ``low``-``high`` first, its lowest value to ``low`` and its highest to ``high``."""
     low, high = min(values), max(values)

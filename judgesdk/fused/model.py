@@ -142,6 +142,10 @@ class CriterionModel(BaseModel):
 
 
 class ModelIdentity(BaseModel):
+    """The model file a fit is valid for: its ``name`` (as the provider calls it), its ``sha256`` (what a fit is
+    matched on: weights fitted on one file's signals mean nothing on another's) and, when known, its ``size`` in
+    bytes."""
+
     name: str
     sha256: str
     size: int | None = None
@@ -157,6 +161,11 @@ class Declined(BaseModel):
 
 
 class FusedModelFile(BaseModel):
+    """A fitted fused judge as saved to and read from JSON (:func:`save`, :func:`load`): the fitted variants per
+    criterion, with the provenance that says where the fit applies (the model file, the signal set and its prompt
+    hashes, the domain and the envelope of fitted items) and how it was fitted (data, folds, SDK version), plus
+    the criteria that were measured but declined."""
+
     format: str = FORMAT
     signal_set: str
     templates: dict[str, str]  # template id -> "version:hash"
@@ -202,6 +211,9 @@ class FusedModelFile(BaseModel):
 
 
 def load(path: str | Path) -> FusedModelFile:
+    """The fit saved at ``path``, validated. Raises :class:`~judgesdk.core.errors.ConfigError` (naming the file,
+    and the field where one is wrong) when the file is missing, is not JSON, does not validate, has a format this
+    SDK does not read, or is for a domain it does not know."""
     p = Path(path)
     try:
         raw = json.loads(p.read_text(encoding="utf-8"))
@@ -222,6 +234,8 @@ def load(path: str | Path) -> FusedModelFile:
 
 
 def save(fitted: FusedModelFile, path: str | Path) -> Path:
+    """Write ``fitted`` as indented JSON to ``path`` (creating its folder), readable by :func:`load`; returns the
+    path written."""
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     p.write_text(json.dumps(fitted.model_dump(mode="json"), indent=1) + "\n", encoding="utf-8")
@@ -229,6 +243,8 @@ def save(fitted: FusedModelFile, path: str | Path) -> Path:
 
 
 def file_sha256(path: str | Path) -> str:
+    """The sha256 (hex) of the file at ``path``, read in 1 MiB blocks so a model file of gigabytes is never held
+    in memory: what a fit's :class:`ModelIdentity` names its model file by."""
     digest = hashlib.sha256()
     with Path(path).open("rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
@@ -258,7 +274,8 @@ def bundled_labels() -> tuple[str, ...]:
 
 
 def bundled_for(model_sha256: str) -> list[FusedModelFile]:
-    """The shipped fits for a model file (one per domain), news first."""
+    """The shipped fits for the model file whose sha256 is ``model_sha256`` (one per domain), news first; empty
+    when none was fitted for that file."""
     return [f for f in bundled() if f.model.sha256 == model_sha256]
 
 

@@ -66,7 +66,13 @@ async def refit(
 ) -> Refit:
     """Signals of every labelled output from ``provider`` with ``domain``'s prompts (in file order, one at a
     time, so each source's prefix is evaluated once), then :func:`judgesdk.fused.train.fit_file`; the fit's
-    envelope is the labelled items' shape, so it is applied only to items like them."""
+    envelope is the labelled items' shape, so it is applied only to items like them. ``human`` is a JSONL file
+    of labelled outputs (``output`` and ``source`` strings, the label for ``dimension`` under ``scores`` or at
+    the top level, ``doc_id`` as the group); ``scale`` is the human scale (default: the lowest and highest
+    label), ``min_items`` the fewest labels a fit accepts, ``seed`` fixes the folds. Returns a :class:`Refit`:
+    the fit with each raw signal's agreement on the same labels. Raises
+    :class:`~judgesdk.core.errors.InputError` for too few or malformed labels and
+    :class:`~judgesdk.core.errors.ConfigError` when the provider's model file has no known sha256."""
     items, labels, groups = labelled_items(human, dimension)
     if len(items) < min_items:
         raise InputError(f"{dimension}: {len(items)} labelled items; a fit needs at least {min_items} (--min-items)")

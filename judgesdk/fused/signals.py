@@ -67,6 +67,8 @@ class Evidence(BaseModel):
 
 
 def templates(domain: str = "news") -> dict[str, Template]:
+    """The signal prompts of ``domain`` (see :mod:`judgesdk.fused.domains`), template id -> loaded template;
+    an unknown domain is an :class:`~judgesdk.core.errors.InputError`."""
     return {template_id: load_template(template_id) for template_id in _domain(domain).template_ids}
 
 
@@ -91,13 +93,15 @@ async def extract(
     domain: str = "news",
     without_context: bool = False,
 ) -> Evidence:
-    """The signals of ``item`` (which needs a source). ``reference=True`` adds the output's likelihood given
-    the item's reference (one more continuation pass; the reference's n-gram overlap is always computed
-    when the item has one, since it costs no model call); ``unconditional=False`` skips the pass without
-    the source (half the model time; the shipped fit reads it for consistency only); ``questions`` picks
-    which criteria's yes/no questions are asked (none by default: on the embedded model they carried little
-    signal, see benchmarks/README.md). ``domain`` picks the task's prompts (:mod:`judgesdk.fused.domains`);
-    ``without_context=True`` (dialogue) adds the response's likelihood given the conversation alone."""
+    """The signals of ``item`` (which needs a source) as :class:`Evidence`, read from ``provider``, which must
+    offer token log-likelihoods (else :class:`~judgesdk.core.errors.CapabilityError`). ``reference=True`` adds
+    the output's likelihood given the item's reference (one more continuation pass; the reference's n-gram
+    overlap is always computed when the item has one, since it costs no model call); ``unconditional=False``
+    skips the pass without the source (half the model time; the shipped fit reads it for consistency only);
+    ``questions`` picks which criteria's yes/no questions are asked (none by default: on the embedded model they
+    carried little signal, see benchmarks/README.md). ``domain`` picks the task's prompts
+    (:mod:`judgesdk.fused.domains`); ``without_context=True`` (dialogue) adds the response's likelihood given
+    the conversation alone."""
     spec = _domain(domain)
     if item.source is None or not item.source.strip():
         raise InputError(f"item {item.id or ''}: the fused judge scores an output against its source; pass source=...".replace("  ", " "))

@@ -61,6 +61,12 @@ def fit_file(
     fits: dict[str, dict[str, CriterionFit]] | None = None,
 ) -> FusedModelFile:
     """One fit file for every criterion in ``labels`` (a None label leaves that item out of that criterion).
+    ``features`` are each item's signals (:func:`judgesdk.fused.signals.features`), ``groups`` its document (no
+    document is in both a training and a test fold), ``scales`` each criterion's human scale (low, high);
+    ``model`` (the model file the signals were read from) and ``data`` (what was fitted on) are recorded as the
+    file's provenance. ``outer_k`` and ``inner_k`` are the nested-CV folds (fewer for small sets), ``seed``
+    fixes them, and a criterion with fewer than ``min_items`` labels, constant labels or non-finite ones is an
+    :class:`~judgesdk.core.errors.InputError`, as is an unknown ``domain``.
     ``reference_variant`` adds a second model per criterion that also reads the reference's n-gram overlap
     (and the likelihood given it, where the rows have it), used for items that have a reference; it ships
     only where its nested-CV per-group Spearman beats the source-only model's on the same folds. A criterion
@@ -153,8 +159,8 @@ def signs_for(criterion: str, domain: str = "news") -> Mapping[str, int] | None:
 
 
 def readable(features: Sequence[Mapping[str, float]], criterion: str, without_source_for: Collection[str] | None) -> list[dict[str, float]]:
-    """Each row's signals a criterion's model may read: without the pass without the source unless the
-    criterion is in ``without_source_for`` (None: every criterion may read it)."""
+    """Each row of ``features`` with only the signals ``criterion``'s model may read: without the pass without
+    the source unless the criterion is in ``without_source_for`` (None: every criterion may read it)."""
     dropped = set(UNCONDITIONAL_FEATURES) if without_source_for is not None and criterion not in without_source_for else set()
     return [{k: v for k, v in row.items() if k not in dropped} for row in features]
 
@@ -170,7 +176,9 @@ def _folds_for(groups: Sequence[str], outer_k: int, inner_k: int) -> tuple[int, 
 
 
 def signal_table(features: Sequence[Mapping[str, float]], labels: Sequence[float], groups: Sequence[str]) -> dict[str, float]:
-    """Each signal's mean per-document Spearman with the labels (pooled Spearman without documents)."""
+    """Each signal's mean per-document Spearman with the ``labels`` (pooled Spearman without documents), signal
+    name -> value rounded to 4 places, over the signals every row of ``features`` has; ``groups`` names each
+    row's document."""
     codes = group_codes(groups)
     y = np.asarray(labels, dtype=float)
     names = sorted(set.intersection(*(set(f) for f in features)))

@@ -264,7 +264,11 @@ def decide(
 
 
 def evaluate_gates(config: GateConfig, *, results: Path | None = None, baseline: Path | None = None, providers: Sequence[Any] | None = None) -> Verdict:
-    """:func:`collect`, the criteria's human-label files, then :func:`decide`."""
+    """:func:`collect`, the criteria's human-label files, then :func:`decide`: what ``judgesdk gate`` runs.
+
+    ``config``: the gate config; ``results``, ``baseline``, ``providers``: as :func:`collect` takes them (a results
+    file to read instead of judging, a baseline results file replacing the config's, providers replacing the
+    judge's chain). Returns the :class:`Verdict`, whose ``exit_code`` is the command's."""
     labels = {spec.name: read_labels(spec.labels) for spec in config.criteria if spec.labels is not None}
     base = {spec.name: read_labels(spec.baseline_labels) for spec in config.criteria if spec.baseline_labels is not None}
     return decide(config, collect(config, results=results, baseline=baseline, providers=providers), labels, base)

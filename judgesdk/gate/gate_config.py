@@ -305,7 +305,12 @@ def _resolve(data: dict[str, Any], base: Path) -> dict[str, Any]:
 
 
 def load_gate_config(source: str | Path | Mapping[str, Any]) -> GateConfig:
-    """A validated gate config from a TOML file or a mapping; ConfigError says what to fix."""
+    """A validated gate config from a TOML file or a mapping; ConfigError says what to fix.
+
+    ``source``: the path of a TOML file, whose relative paths (judge, input, results, baseline, and each
+    criterion's calibration and label files) are read relative to the file's folder; or a mapping of the same
+    keys, taken as given. Returns the :class:`GateConfig`; a missing or unreadable file, invalid TOML or an
+    invalid field is a :class:`ConfigError` naming the field, never the value given."""
     if isinstance(source, Mapping):
         data, where = dict(source), "gate config"
     else:

@@ -40,7 +40,8 @@ def _usage_line(verdict: Verdict) -> str | None:
 
 
 def render_text(verdict: Verdict) -> str:
-    """The console report: the verdict line first, one line per gate, then usage."""
+    """The console report of ``verdict``: the verdict line first, one line per gate, then notes, source and usage.
+    Returns the text, lines joined by newlines (no trailing one)."""
     lines = [f"judgesdk gate: {_WORDS[verdict.status]}: {verdict.headline} (exit {verdict.exit_code})"]
     for g in verdict.gates:
         lines.append(
@@ -56,11 +57,16 @@ def render_text(verdict: Verdict) -> str:
 
 
 def render_json(verdict: Verdict) -> str:
+    """``verdict`` as indented JSON, every field (what ``--json-report`` writes and ``judgesdk view --gate``
+    reads back as a :class:`Verdict`). Returns the text, without a trailing newline."""
     return verdict.model_dump_json(indent=2)
 
 
 def render_junit(verdict: Verdict) -> str:
-    """JUnit XML: one testcase per gate; a failed gate is a <failure>, an undetermined one an <error>."""
+    """JUnit XML: one testcase per gate; a failed gate is a <failure>, an undetermined one an <error>.
+
+    ``verdict``: the gate run's verdict, whose status, exit code and headline become the suite's properties.
+    Returns the XML document as text, with its declaration and a trailing newline."""
     suite = ET.Element(
         "testsuite",
         name="judgesdk gate",
@@ -129,7 +135,8 @@ def _corrected_rows(verdict: Verdict) -> list[str]:
 
 def render_markdown(verdict: Verdict) -> str:
     """A Markdown summary (for ``$GITHUB_STEP_SUMMARY``): headline, one table row per gate, the corrected
-    gates' intervals side by side, usage."""
+    gates' intervals side by side, usage. ``verdict``: the gate run's verdict. Returns the Markdown text, ending
+    in a newline."""
     lines = [
         f"## judgesdk gate: {_ICONS[verdict.status]} {_WORDS[verdict.status]}",
         "",
@@ -155,7 +162,10 @@ def render_markdown(verdict: Verdict) -> str:
 
 def check_output(path: Path, flag: str, example: str) -> None:
     """``path`` can be written as a file (its folder made if missing); else an :class:`InputError` naming the
-    fix. Checked before any work, so a typo in an output flag never throws away a finished run."""
+    fix. Checked before any work, so a typo in an output flag never throws away a finished run.
+
+    ``flag``: the command-line option that named ``path`` (e.g. ``--junit``), quoted in the error; ``example``: a
+    file name suggested inside ``path`` when it is a directory. Returns None; writes nothing."""
     if path.is_dir():
         raise InputError(f"{flag} {path} is a directory: give the path of a file, e.g. {flag} {path / example}")
     blocking = next((parent for parent in path.parents if parent.exists()), None)
@@ -165,7 +175,8 @@ def check_output(path: Path, flag: str, example: str) -> None:
 
 def write_output(path: Path, text: str, flag: str) -> None:
     """Write ``text`` to ``path`` (its folder made if missing); a path that cannot be written is an
-    :class:`InputError` naming it, never a traceback."""
+    :class:`InputError` naming it, never a traceback. ``flag``: the command-line option that named ``path``,
+    quoted in the error (:func:`check_output`)."""
     check_output(path, flag, "out.txt")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -178,7 +189,11 @@ def write_reports(
     verdict: Verdict, *, junit: Path | None = None, markdown: Path | None = None, json_report: Path | None = None, env: Mapping[str, str] | None = None
 ) -> None:
     """Write the requested renderings (the JSON one is what ``judgesdk view --gate`` reads); the Markdown is also
-    appended to ``$GITHUB_STEP_SUMMARY`` when set."""
+    appended to ``$GITHUB_STEP_SUMMARY`` when set.
+
+    ``verdict``: the gate run's verdict; ``junit``, ``markdown``, ``json_report``: where to write each rendering,
+    None to skip it; ``env``: the environment to read ``GITHUB_STEP_SUMMARY`` from, None for ``os.environ``.
+    A path that cannot be written is an :class:`InputError` (:func:`write_output`)."""
     if json_report is not None:
         write_output(json_report, render_json(verdict) + "\n", "--json-report")
     if junit is not None:

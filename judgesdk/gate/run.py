@@ -40,6 +40,10 @@ class CriterionRun(BaseModel):
 
 
 class GateRun(BaseModel):
+    """What :func:`collect` gathered for the gates, per criterion (by name), with the budget's state, the usage
+    and cost of the results, what was judged or read and notes for the report: the input of the pure
+    :func:`judgesdk.gate.decide`."""
+
     criteria: dict[str, CriterionRun]
     budget: BudgetState | None = None  # None when nothing was judged under a budget
     usage: CostReport | None = None
@@ -83,7 +87,11 @@ def collect(
 ) -> GateRun:
     """Judge ``config.input`` (or read ``results``, which then takes precedence) and load what the gates need.
 
-    ``providers`` replaces the judge config's provider chain (tests, custom backends).
+    ``config``: the gate config; ``baseline``: a results file to compare against, replacing the config's
+    ``baseline`` (a regression gate without either is a :class:`ConfigError`); ``providers`` replaces the judge
+    config's provider chain (tests, custom backends). Judged rows are appended to the config's ``results`` file,
+    skipping items already final there. Returns the :class:`GateRun`; a run stopped by Ctrl-C raises
+    :class:`judgesdk.judging.runner.Interrupted` (a ``KeyboardInterrupt``), what finished kept in the results file.
     """
     criteria = {spec.name: spec.criterion() for spec in config.criteria}
     calibrations = _calibrations(config)  # before judging: a threshold off the calibrated scale is a config error
@@ -188,7 +196,11 @@ def _judge(
 def estimate(config: GateConfig, *, results: Path | None = None, providers: Sequence[Any] | None = None) -> Forecast:
     """What judging the gate's input would ask of each provider (``judgesdk gate --estimate``), without a model
     call (:mod:`judgesdk.forecast.job`): each criterion as its own job over the items whose row for it is not
-    final in the results file, as :func:`collect` judges them; with the budget's cap beside it."""
+    final in the results file, as :func:`collect` judges them; with the budget's cap beside it.
+
+    ``config``: the gate config, which must set ``input``; ``results``: must be None (a gate that reads results
+    judges nothing: an :class:`InputError`); ``providers`` replaces the judge config's provider chain. Returns the
+    :class:`~judgesdk.forecast.Forecast`, with a note setting it against the budget when the config has one."""
     if results is not None or config.input is None:
         raise InputError(
             "--estimate plans the judging of the gate's input, and this gate judges nothing (it reads results): "

@@ -31,7 +31,10 @@ __all__ = ["LabelPlan", "Slice", "draw_slice", "join_slice", "plan_labels"]
 
 
 def draw_slice(ids: Iterable[str], n: int, seed: int = 0) -> list[str]:
-    """``n`` distinct ids drawn at random (seeded) from ``ids``, in draw order (a prefix of a larger draw)."""
+    """``n`` distinct ids drawn at random (seeded) from ``ids``, in draw order (a prefix of a larger draw).
+
+    ``seed``: the generator's seed; the same ids (in any order, repeats ignored) and seed draw the same slice.
+    Returns the ids as strings; an :class:`InputError` when ``n`` is below 1 or above the number of distinct ids."""
     pool = sorted({str(i) for i in ids})
     if n < 1:
         raise InputError(f"the slice size must be at least 1, got {n}")
@@ -118,6 +121,11 @@ def plan_labels(
     are noisy, and the gate's interval also counts the tuned lambda's noise (jackknife) and, on labels piled
     at one end of the scale, reaches further toward the other (Hall's skewness correction): treat the answer
     as a guide, and re-plan from the bigger slice.
+
+    ``confidence``: the interval's level (0.95: a 95% interval); ``clip``: keep the tuned lambda within [0, 1],
+    as the gate's PPI++ does by default. Returns the :class:`LabelPlan`, whose ``n_ppi`` is None when no n up to
+    the whole run reaches the half-width; an :class:`InputError` for a non-positive half-width, a pilot of fewer
+    than 5 labels, or labels and scores of different lengths.
     """
     y = np.asarray(human, dtype=float)
     f = np.asarray(judge_labelled, dtype=float)

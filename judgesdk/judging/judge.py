@@ -52,6 +52,20 @@ _CANCEL_WAIT_S = 10.0  # how long Ctrl-C waits for cancelled calls to unwind
 
 
 class Judge:
+    """A judge over a fallback chain of providers (module docstring); build one from a config with
+    :meth:`from_config`, or directly.
+
+    ``providers`` is one provider or a chain of them, each an instance or a factory called on first use (an
+    empty chain is an :class:`~judgesdk.core.errors.InputError`). ``template`` is a prompt template (an id, a
+    path or a loaded :class:`~judgesdk.prompting.Template`; None: each method's own), refused when its prompt
+    would not show the judged output; ``method`` is the scoring method (``auto``: the fused judge where a fit
+    applies, else the prompted one; an unknown name fails here, not at the first item); ``dataset`` selects
+    dataset-specific prompt variants where a paper prints them; ``method_options`` are per-method settings;
+    ``settings`` says how distributions are estimated; ``concurrency`` (at least 1) is how many items are in
+    flight at once. Use it as a context manager, or call :meth:`close`, to close the providers it built and stop
+    its private event loop.
+    """
+
     def __init__(
         self,
         providers: ProviderSource | Sequence[ProviderSource],

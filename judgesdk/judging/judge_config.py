@@ -72,6 +72,11 @@ else:  # pragma: no cover
 
 
 class JudgeConfig(BaseModel):
+    """A judge's whole configuration, as read from a TOML/YAML file, a mapping and ``JUDGESDK_*`` variables
+    (:func:`load_config`; module docstring): the provider chain, the method and its options, the template,
+    retries, overload handling, the cache, estimation settings and, optionally, a jury. Unknown keys are refused
+    (:func:`validation_summary` names the field they are closest to)."""
+
     model_config = ConfigDict(extra="forbid", hide_input_in_errors=True)
 
     providers: list[ProviderConfig] = Field(default_factory=list)
@@ -232,7 +237,9 @@ def jury_member_config(config: JudgeConfig, judge: JuryJudgeConfig) -> JudgeConf
 
 
 def load_config(source: str | Path | Mapping[str, Any] | JudgeConfig | None = None) -> JudgeConfig:
-    """A validated config from a file path, a mapping or a config object, then ``JUDGESDK_*`` overrides."""
+    """A validated config from ``source``: a file path (``.toml``, ``.yaml`` or ``.yml``), a mapping, a config
+    object or None (defaults only), then ``JUDGESDK_*`` overrides. A missing or unreadable file, or a config that
+    does not validate, is a :class:`~judgesdk.core.errors.ConfigError` naming what is wrong."""
     if isinstance(source, JudgeConfig):
         data: dict[str, Any] = source.model_dump()
     elif isinstance(source, Mapping):
@@ -249,8 +256,9 @@ def load_config(source: str | Path | Mapping[str, Any] | JudgeConfig | None = No
 
 
 def validation_summary(exc: ValidationError, model: type[BaseModel] | None = None) -> str:
-    """One line naming each bad field and what is wrong, never the value given (it may be a secret). An unknown
-    key of any section of ``model`` (default :class:`JudgeConfig`) is named with the field it is closest to."""
+    """One line naming each bad field of ``exc`` and what is wrong, never the value given (it may be a secret).
+    An unknown key of any section of ``model`` (default :class:`JudgeConfig`) is named with the field it is
+    closest to."""
     parts = []
     for error in exc.errors(include_url=False, include_input=False, include_context=False):
         where = ".".join(str(part) for part in error["loc"])

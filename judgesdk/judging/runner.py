@@ -105,7 +105,9 @@ async def judge_tasks(judge: Any, tasks: Sequence[Task], on_result: Callable[[in
 def run(judge: Any, tasks: Sequence[Task], sink: RowSink | None, *, progress: Callable[[], None] | None = None) -> Outcome:
     """Judge each task in turn on ``judge`` (a :class:`~judgesdk.judging.judge.Judge` or a
     :class:`~judgesdk.jury.Jury`) on its own event loop, each result's row written to ``sink`` as it exists (module
-    docstring)."""
+    docstring). ``tasks`` are the :class:`Task` jobs (criteria over items, one question each); ``progress``,
+    when given, is called once per finished result. Returns the :class:`Outcome`: the results and rows, and
+    whether Ctrl-C or the budget stopped it (neither is raised)."""
     outcome = Outcome()
     finished: list[dict[int, JudgeResult]] = [{} for _ in tasks]
 

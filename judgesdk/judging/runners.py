@@ -120,8 +120,12 @@ def run_offline(
     """Run ``job(judge)`` with every model call answered through a batch API (see the module docstring).
 
     ``config`` is anything :meth:`Judge.from_config` takes, with exactly one provider and the cache on;
-    ``backend_for(adapter)`` builds the batch backend for the configured adapter. Returns the job's value
-    from the final round (every answer from the cache) and what each round submitted.
+    ``backend_for(adapter)`` builds the batch backend for the configured adapter. ``state_path`` is the JSON
+    file where submitted batch ids are kept, so the same call run again collects them instead of paying twice;
+    each round polls every ``poll_interval_s`` seconds for at most ``max_wait_s`` (None: until done), and at most
+    ``max_rounds`` rounds are run. Returns the job's value from the final round (every answer from the cache)
+    and what each round submitted. Raises :class:`~judgesdk.core.errors.ProviderError` when batches are still
+    running after ``max_wait_s`` or the job still needs new requests after ``max_rounds``.
     """
     settings = load_config(config)
     if len(settings.providers) != 1 or not settings.cache.enabled:

@@ -36,7 +36,15 @@ def verdict(
     parts: Mapping[str, JudgeResult], criteria: Sequence[Criterion], settings: JuryConfig,
     weights: Weights | None = None, item_id: str | None = None,
 ) -> JudgeResult:  # fmt: skip
-    """The jury's result for one item from each judge's result (the rules: :mod:`judgesdk.jury`)."""
+    """The jury's result for one item from each judge's result (the rules: :mod:`judgesdk.jury`).
+
+    ``parts``: each judge's result for the item, keyed by judge name; ``criteria``: the criteria judged (their
+    names, joined by ``+``, name the result's criterion); ``settings``: the jury's config (aggregate, min_judges,
+    disagreement threshold, by default a quarter of the scale's range); ``weights``: the fitted weights, needed
+    only when the aggregate is ``"weights"`` (:class:`~judgesdk.core.errors.ConfigError` without them);
+    ``item_id``: the item's id, set on the result. Returns a :class:`JudgeResult` of method ``"jury"`` with the
+    judges' results as its ``parts`` and their scores, spread and review flag in ``details``; with fewer scores
+    than min_judges it has no score and status ``"error"`` (``"unparsed"`` when no judge errored)."""
     scores = {name: result.score for name, result in parts.items()}
     ok = {name: score for name, score in scores.items() if score is not None}
     threshold = settings.disagreement if settings.disagreement is not None else DEFAULT_SPREAD * _range(criteria)
@@ -140,7 +148,11 @@ def _weighted(ok: Mapping[str, float], weights: Weights | None) -> tuple[float |
 
 
 def fit_weights(scores: np.ndarray, human: np.ndarray, names: Sequence[str]) -> Weights:
-    """Weights ``w >= 0``, ``sum(w) = 1`` minimising ``||scores @ w - human||^2`` (``scores``: items x judges)."""
+    """Weights ``w >= 0``, ``sum(w) = 1`` minimising ``||scores @ w - human||^2`` (``scores``: items x judges).
+
+    ``human``: the human label of each item (the rows of ``scores``); ``names``: the judges, in the order of
+    ``scores``' columns. Returns :class:`Weights` keyed by judge name, with the fit's RMSE beside the plain
+    mean's; raises :class:`~judgesdk.core.errors.InputError` with fewer than 10 labelled items."""
     scores, human = np.asarray(scores, dtype=float), np.asarray(human, dtype=float)
     n, k = scores.shape
     if n < MIN_LABELS:

@@ -44,7 +44,12 @@ T = TypeVar("T")
 def jury_ask(config: JudgeConfig, criteria: Criterion | Sequence[Criterion]) -> Ask:
     """The :class:`~judgesdk.records.Ask` of a jury: its judges' own questions (provider, method, template,
     options...), the aggregate, ``min_judges``, the threshold and the labels the weights are fitted on, so that
-    changing any of them judges the items again instead of skipping them."""
+    changing any of them judges the items again instead of skipping them.
+
+    ``config``: the judge config, which must have a ``[jury]`` section
+    (:class:`~judgesdk.core.errors.ConfigError` otherwise); ``criteria``: the criterion or criteria judged. Returns
+    an Ask of method ``"jury"`` on the criteria's names joined by ``+``, whose config is a 10-digit hash of the
+    above."""
     jury = _jury_of(config)
     chosen = (criteria,) if isinstance(criteria, Criterion) else tuple(criteria)
     labels = jury.weights_from

@@ -21,7 +21,8 @@ from judgesdk.records import Ledger, cell_id
 
 
 def select(records: Sequence[HumanRecord], *, docs: int | None = None, systems: Sequence[str] | None = None) -> list[HumanRecord]:
-    """The first ``docs`` documents (file order) and only ``systems`` (all when None)."""
+    """Of ``records``, the first ``docs`` documents (file order) and only ``systems`` (all when None). Nothing
+    left, or a system the data does not have, is an :class:`~judgesdk.core.errors.InputError`."""
     order = list(dict.fromkeys(r.doc_id for r in records))
     keep_docs = set(order[:docs] if docs else order)
     chosen = [r for r in records if r.doc_id in keep_docs and (not systems or r.system_id in systems)]
@@ -40,6 +41,8 @@ def shortest(records: Sequence[HumanRecord], count: int) -> list[HumanRecord]:
 
 
 def item_of(record: HumanRecord) -> JudgeItem:
+    """The item a judge scores for a human ``record``: its output, source, context and reference, with the id
+    ``doc_id::system_id`` (:func:`judgesdk.records.cell_id`) that joins its prediction back to the record."""
     return JudgeItem(
         output=record.output, source=record.source, context=record.context, reference=record.reference,
         id=cell_id(record.doc_id, record.system_id),
@@ -47,12 +50,15 @@ def item_of(record: HumanRecord) -> JudgeItem:
 
 
 def predictions_path(out_dir: Path, dataset: str, criterion: str, method: str) -> Path:
+    """Where the predictions of ``method`` on ``dataset``'s ``criterion`` are written under ``out_dir``:
+    ``<out_dir>/<dataset>.<criterion>.<method>.jsonl``."""
     return out_dir / f"{dataset}.{criterion}.{method}.jsonl"
 
 
 def run_criterion(judge: Judge, records: Sequence[HumanRecord], criterion: Criterion, method: str, path: Path) -> int:
-    """Judge every record without a final row in ``path`` through the one runner (:mod:`judgesdk.judging.runner`);
-    returns how many were judged now. Ctrl-C keeps what finished (:class:`~judgesdk.judging.runner.Interrupted`)."""
+    """Judge every record of ``records`` without a final row in ``path`` on ``criterion`` with ``judge`` and
+    ``method``, through the one runner (:mod:`judgesdk.judging.runner`); returns how many were judged now.
+    Ctrl-C keeps what finished (:class:`~judgesdk.judging.runner.Interrupted`)."""
     with Ledger.open(path, what="predictions file", create_parents=True) as ledger:
         items = [(item_of(r), {"doc_id": r.doc_id, "system_id": r.system_id}) for r in records]
         task, _ = pending(Task(criterion, items, method=method), ledger)
@@ -63,6 +69,9 @@ def run_criterion(judge: Judge, records: Sequence[HumanRecord], criterion: Crite
 
 
 def evaluate(records: Sequence[HumanRecord], criterion: Criterion, path: Path, **options: object) -> MetaEvalResult:
+    """Meta-evaluate the predictions file at ``path`` (the latest row per item: a row retried after an error
+    wins) against the human ``records`` on ``criterion``'s dimension and scale; ``options`` are passed to
+    :func:`~judgesdk.meta.evaluation.meta_evaluate` (levels, methods, convention, bootstrap...)."""
     latest = {p.key: p for p in load_predictions(path, criterion.scale)}  # a row retried after an error wins
     predictions = list(latest.values())
     return meta_evaluate(

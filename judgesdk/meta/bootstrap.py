@@ -60,7 +60,15 @@ def bootstrap_ci(
     confidence: float = 0.95,
     seed: int = 0,
 ) -> BootstrapCI:
-    """Percentile CI of :func:`level_correlation` by resampling documents with replacement (seeded)."""
+    """Percentile CI of :func:`level_correlation` by resampling documents with replacement (seeded).
+
+    ``items`` are the judged items with their human scores; ``level``, ``method`` (spearman, pearson or kendall)
+    and ``convention`` (a name or a :class:`~judgesdk.meta.correlation.Convention`) pick the statistic, as in
+    :mod:`judgesdk.meta.correlation`. ``n_resamples`` draws of the documents (at least 1) with ``seed`` give the
+    ``confidence`` interval (in (0, 1), else :class:`~judgesdk.core.errors.InputError`). Returns a
+    :class:`BootstrapCI`: the estimate on all documents, the bounds (None when every resample is undefined) and
+    how many resamples were undefined.
+    """
     _check_positive("n_resamples", n_resamples)
     if not 0 < confidence < 1:
         raise InputError(f"confidence must lie in (0, 1), e.g. 0.95; got {confidence}")
@@ -124,6 +132,10 @@ def permutation_test(
     """Is judge X more correlated with humans than judge Y? (paired, per-item swaps; see module doc).
 
     ``alternative="greater"`` tests X > Y one-sided. Items are joined on (doc_id, system_id).
+    ``items_x`` and ``items_y`` are the two judges' items with the human scores; ``level``, ``method`` and
+    ``convention`` pick the statistic (as :func:`bootstrap_ci`); ``n_permutations`` random swaps (at least 1)
+    with ``seed``. Returns a :class:`PermutationTest`: each judge's value, their difference and its p-value
+    (None when a value is undefined), and how many items were joined and dropped.
     """
     _check_positive("n_permutations", n_permutations)
     if alternative not in ("two-sided", "greater"):

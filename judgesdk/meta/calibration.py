@@ -103,7 +103,8 @@ class Calibration(BaseModel):
 
 
 def default_path(judge_config: str | Path, dimension: str) -> Path:
-    """Where a calibration of ``dimension`` lives beside its judge config: ``local.toml`` -> ``local.<dimension>.calibration.json``."""
+    """Where a calibration of ``dimension`` lives beside its judge config ``judge_config`` (a path):
+    ``local.toml`` -> ``local.<dimension>.calibration.json``."""
     config = Path(judge_config)
     return config.with_name(f"{config.stem}.{dimension}.calibration.json")
 
@@ -177,6 +178,11 @@ def fit_calibration(
     """Fit a monotone map from judge ``scores`` to human ``labels`` and report it on held-out items.
 
     ``folds`` is capped at the number of items (leave-one-out then); ``seed`` fixes the fold split.
+    ``dimension`` is the human dimension the map lands on and ``criterion`` the judge criterion whose scores it
+    maps (when known); ``method`` is ``isotonic`` or ``linear``; fewer than ``min_items`` items (at least 3),
+    scores and labels of different lengths, non-finite values or constant labels are an
+    :class:`~judgesdk.core.errors.InputError`. Returns the :class:`Calibration` with its held-out report (its
+    agreement beside the raw scores', and a note when the raw scores do not rise with the labels).
     """
     if method not in ("isotonic", "linear"):
         raise InputError(f"calibration method must be 'isotonic' or 'linear', got {method!r}")

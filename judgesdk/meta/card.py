@@ -133,6 +133,10 @@ class CriterionCard(BaseModel):
 
 
 class Card(BaseModel):
+    """A judge card (module docstring): which judge (``judge``), on which labelled set (``data``), and one
+    :class:`CriterionCard` section per criterion, with a ``title``, when it was ``created`` and free ``notes``;
+    written as Markdown and JSON by :func:`~judgesdk.meta.card_files.write_card`."""
+
     format: str = CARD_FORMAT
     title: str
     created: str = ""
@@ -198,7 +202,13 @@ def criterion_card(
     human_file: str = "",
 ) -> CriterionCard:
     """The card section of one criterion. ``records`` is the whole human file (as meta-eval reads it);
-    ``selected`` the keys of the labelled selection the judge was run on (all of the file's when None)."""
+    ``selected`` the keys of the labelled selection the judge was run on (all of the file's when None).
+    ``dimension`` is the criterion's human score, ``results_file`` the judge's results (or predictions) file;
+    ``method`` names the judge's method (for the positional-bias and self-consistency notes; empty: read from
+    the rows). The agreement figures are :func:`~judgesdk.meta.evaluation.meta_evaluate`'s at ``levels``,
+    ``methods`` and ``convention``, with ``bootstrap`` resamples (0: no CIs; negative is an
+    :class:`~judgesdk.core.errors.InputError`) seeded by ``seed``; ``human_file`` is the human file's path as
+    the card and its meta-eval command name it."""
     if bootstrap < 0:
         raise InputError(f"--bootstrap must be 0 or more resamples, got {bootstrap}")
     path = Path(results_file)
@@ -265,7 +275,10 @@ def build_card(
     created: str = "",
     notes: Sequence[str] = (),
 ) -> Card:
-    """A card from its parts; the rows' providers and methods are filled into ``judge`` where it lacks them."""
+    """A card from its parts: its ``title``, the ``judge``, the labelled set ``data``, one section per criterion
+    (``sections``, at least one, else :class:`~judgesdk.core.errors.InputError`), when it was ``created`` and
+    free ``notes``. The providers, methods, questions asked, runtimes and templates named by the sections'
+    result rows are filled into ``judge`` where it lacks them."""
     if not sections:
         raise InputError("a card needs at least one criterion")
     methods: dict[str, int] = dict(judge.methods_in_rows)

@@ -209,7 +209,9 @@ def _summary(card: Card) -> list[str]:
 
 
 def write_card(card: Card, stem: str | Path) -> list[Path]:
-    """Write ``<stem>.md`` and ``<stem>.json``; returns both paths."""
+    """Write ``card`` as ``<stem>.md`` and ``<stem>.json`` (a ``.md`` or ``.json`` suffix on ``stem`` is dropped);
+    returns both paths. A ``stem`` that is a folder, whose folder does not exist, or that cannot be written is an
+    :class:`~judgesdk.core.errors.InputError`."""
     base = Path(stem)
     if base.suffix in (".md", ".json"):
         base = base.with_suffix("")

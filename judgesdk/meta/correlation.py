@@ -207,7 +207,9 @@ def correlate(x: Sequence[float], y: Sequence[float], method: str = "spearman") 
     """Spearman, Pearson or Kendall tau-b (scipy's ``kendalltau`` default, as 001 footnote 2) of x and y.
 
     Constant input or fewer than two pairs gives ``value=None`` and ``undefined_reason``
-    ("too_few_items", "constant_x", "constant_y") instead of NaN.
+    ("too_few_items", "constant_x", "constant_y") instead of NaN. ``method`` is ``spearman``, ``pearson`` or
+    ``kendall``; ``x`` and ``y`` must be 1-D and of equal length (else :class:`~judgesdk.core.errors.InputError`).
+    Returns the :class:`Correlation` with its scipy p-value and the number of pairs.
     """
     m = check_method(method)
     xa, ya = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
@@ -352,7 +354,10 @@ def level_correlation(
     """Correlation of predictions with human scores at ``level`` (000 App. B) under ``convention``.
 
     Sample level averages the defined per-document correlations and counts the skipped documents
-    by reason; pooled and system levels give one correlation and a scipy p-value.
+    by reason; pooled and system levels give one correlation and a scipy p-value. ``items`` are the judged
+    items with their human scores, ``method`` the correlation (spearman, pearson, kendall). Returns a
+    :class:`LevelCorrelation` naming the level it computed (a convention may pool: then it says so in ``notes``)
+    and its definition; an undefined value is None with the reason.
     """
     conv = get_convention(convention)
     requested = resolve_level(level)
@@ -400,7 +405,8 @@ def correlation_table(
     methods: Sequence[str] = METHODS,
     convention: str | Convention = "skip-and-count",
 ) -> list[LevelCorrelation]:
-    """:func:`level_correlation` for every level x method, in that order."""
+    """:func:`level_correlation` of ``items`` for every level of ``levels`` x method of ``methods``, in that
+    order, under ``convention``."""
     return [level_correlation(items, lv, m, convention) for lv in levels for m in methods]
 
 
@@ -424,6 +430,8 @@ def group_correlations(
 
     ``by="system"`` gives 001's per-candidate correlations P_i (eq. 2). Undefined groups are kept
     in the list with ``value=None`` and the reason (001's convention drops them later, in M).
+    ``items`` are the judged items with their human scores, ``method`` the correlation (spearman, pearson,
+    kendall) and ``convention`` how unparsed predictions and constant groups are treated (module docstring).
     """
     conv = get_convention(convention)
     m = check_method(method)

@@ -99,7 +99,8 @@ def _records(lines: Iterable[str], origin: str) -> list[HumanRecord]:
 
 
 def load_jsonl(path: str | Path) -> list[HumanRecord]:
-    """Records from a JSONL file with the normalized fields (one object per line)."""
+    """Records from the JSONL file at ``path`` with the normalized fields (one object per line). A missing file,
+    one that is not UTF-8, or one without records is an :class:`~judgesdk.core.errors.InputError`."""
     p = Path(path)
     if not p.is_file():
         raise InputError(f"human file {p} does not exist: pass the normalized JSONL (e.g. ../shared/data/summeval.jsonl)")
@@ -114,7 +115,9 @@ def load_jsonl(path: str | Path) -> list[HumanRecord]:
 
 
 def load_dataset(name: str, data_dir: str | Path | None = None) -> list[HumanRecord]:
-    """One of :data:`DATASETS` from ``data_dir`` or :func:`shared_data_dir`."""
+    """The dataset ``name`` (one of :data:`DATASETS`) from ``<name>.jsonl`` in ``data_dir`` or
+    :func:`shared_data_dir`, read with :func:`load_jsonl`. An unknown name, or no data folder, is an
+    :class:`~judgesdk.core.errors.InputError`."""
     if name not in DATASETS:
         raise InputError(f"unknown dataset {name!r}: use one of {', '.join(DATASETS)}, or load_jsonl(path)")
     base = Path(data_dir) if data_dir is not None else shared_data_dir()
@@ -132,7 +135,8 @@ def load_hanna_csv(path: str | Path) -> list[HumanRecord]:
     Rows are grouped by ``Story ID``; ``scores`` are the annotators' means and ``annotator_scores``
     the raw values, per lower-cased criterion. ``doc_id`` is ``p00``, ``p01``... by order of first
     appearance of the prompt (the numbering of ``hanna.jsonl`` when the file is in Story ID order),
-    ``system_id`` the ``Model`` column, ``reference`` the ``Human`` story.
+    ``system_id`` the ``Model`` column, ``reference`` the ``Human`` story. A ``path`` that is not a file, or
+    a CSV without HANNA's columns, is an :class:`~judgesdk.core.errors.InputError`.
     """
     p = Path(path)
     if not p.is_file():
@@ -175,18 +179,19 @@ def _number(text: str, path: Path, story: str, column: str) -> float:
 
 
 def dimensions(records: Sequence[HumanRecord]) -> list[str]:
-    """Dimension names present in any record, in first-seen order."""
+    """Dimension names present in any of ``records``' scores, in first-seen order."""
     return list(dict.fromkeys(d for r in records for d in r.scores))
 
 
 def require_dimension(records: Sequence[HumanRecord], dimension: str) -> None:
-    """InputError naming the available dimensions when no record scores ``dimension``."""
+    """InputError naming the available dimensions when none of ``records`` scores ``dimension``."""
     if not any(dimension in r.scores for r in records):
         raise InputError(f"dimension {dimension!r} is not in the human file: available {', '.join(dimensions(records))}")
 
 
 def human_scores(records: Sequence[HumanRecord], dimension: str) -> dict[Key, float]:
-    """(doc_id, system_id) -> human score on ``dimension``; duplicate keys keep the first record."""
+    """(doc_id, system_id) -> human score on ``dimension`` over ``records``; duplicate keys keep the first
+    record. A dimension no record scores is an :class:`~judgesdk.core.errors.InputError` (:func:`require_dimension`)."""
     require_dimension(records, dimension)
     out: dict[Key, float] = {}
     for r in records:

@@ -101,7 +101,13 @@ def diff_rows(
     old_name: str = "old",
     new_name: str = "new",
 ) -> DiffReport:
-    """Compare two runs' rows (as :func:`rows_by_key` gives them); see the module docstring."""
+    """Compare two runs' rows (as :func:`rows_by_key` gives them); see the module docstring.
+
+    ``old`` and ``new`` map (item id, criterion) to a row; an item moved when its score shifts by more than
+    ``tolerance`` (finite, 0 or more, else :class:`~judgesdk.core.errors.InputError`), its status changes, or
+    only one side has a score. ``criteria``, when given, keeps only those criteria; ``old_name`` and
+    ``new_name`` are how the report and its messages name the two runs. Returns the :class:`DiffReport`.
+    """
     if not math.isfinite(tolerance) or tolerance < 0:
         raise InputError(f"the tolerance must be a finite number >= 0, got {tolerance}")
     wanted = None if criteria is None else set(criteria)
@@ -144,6 +150,8 @@ def diff_rows(
 
 
 def diff_files(old: str | Path, new: str | Path, **options: Any) -> DiffReport:
+    """:func:`diff_rows` on two results files or folders, ``old`` and ``new``, read with :func:`rows_by_key` and
+    named by their paths; ``options`` are :func:`diff_rows`'s keywords (``tolerance``, ``criteria``)."""
     return diff_rows(rows_by_key(old), rows_by_key(new), old_name=str(old), new_name=str(new), **options)
 
 

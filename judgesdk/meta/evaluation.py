@@ -67,7 +67,9 @@ __all__ = [
 
 
 def scale_for(records: Sequence[HumanRecord], dimension: str, override: str | None = None) -> tuple[Scale, str]:
-    """The dimension's scale and where it came from: ``override`` ("1-5"), the dataset preset, or the data."""
+    """The scale of ``dimension`` in the human ``records`` and where it came from: ``override`` ("1-5"), the
+    dataset preset, or the data (every annotator's scores, rounded outward to whole numbers). A malformed
+    override, or scores that leave no range, is an :class:`~judgesdk.core.errors.InputError`."""
     require_dimension(records, dimension)
     if override:
         try:
@@ -289,6 +291,14 @@ def meta_evaluate(
     ``duplicates`` and ``challenge_order`` are described in the module docstring; ``pairwise_unclear``
     is the number of verdict lines :func:`read_pairwise` could not read (reported, not used).
     ``labels`` fills the descriptive fields of the result (file names, parse modes, scale source).
+
+    ``records`` is the human file and ``predictions`` the judge's, joined on (doc_id, system_id) for
+    ``dimension``; agreement is computed at ``levels`` x ``methods`` under ``convention``, with ``bootstrap``
+    resamples (0: no CIs) seeded by ``seed``. ``predictions_b`` (a second method's predictions) adds 001's
+    method agreement, with ``tolerance`` r flagging systems that need humans; ``pairwise`` head-to-head
+    verdicts add positional bias and the H2H #CP. ``review_threshold`` is the review policy's threshold for
+    items flagged for review; ``cost`` prices the throughput figures; ``scale`` is the human scale (default
+    1-5). Returns the :class:`MetaEvalResult`.
     """
     conv = get_convention(convention)
     lvls = [resolve_level(lv) for lv in levels]

@@ -183,6 +183,10 @@ def correct_preferences(
 
     Documents where either system's prediction is missing or unparsed are left out of that pair.
     ``tie_tolerance`` treats score differences up to it as ties (0: exact equality, as 001).
+    ``items`` are the judged items with their human scores (no parsed prediction at all is an
+    :class:`~judgesdk.core.errors.InputError`); ``pairs`` is ``"all"``, ``"challenge"`` (module docstring) or
+    explicit (system, system) pairs; ``quality`` orders the systems (default: Q_i, their mean human score on
+    this dimension). Returns the :class:`CorrectPreferences`: each pair's outcome and the count of correct ones.
     """
     usable = [it for it in items if it.prediction is not None]
     if not usable:
@@ -225,6 +229,9 @@ def correct_preferences_h2h(
 
     A document's points for A are the mean over the verdicts given for it (both orders: each
     counts half). Documents without a verdict or without both human scores are left out of the pair.
+    ``judgements`` are the judge's head-to-head verdicts, ``human_items`` the compared systems' human scores
+    (required: none is an :class:`~judgesdk.core.errors.InputError`); ``pairs`` and ``quality`` as
+    :func:`correct_preferences` (default here: the challenge set). Returns the :class:`CorrectPreferences`.
     """
     if not human_items:
         raise InputError("correct_preferences_h2h needs the human scores of the compared systems")

@@ -123,7 +123,7 @@ _WINNERS = {"first": "first", "a": "first", "1": "first", "second": "second", "b
 
 
 def read_pairwise(path: str | Path) -> tuple[list[PairwiseJudgement], int]:
-    """Head-to-head verdicts and how many lines gave no readable verdict.
+    """Head-to-head verdicts of the JSONL file at ``path`` and how many lines gave no readable verdict.
 
     A line holds ``doc_id``, ``first``, ``second`` (system ids in shown order) and ``winner``
     ("first"/"second"/"tie") or raw ``response`` (001 H2H: A = first, B = second, C = tie). An
@@ -152,6 +152,6 @@ def read_pairwise(path: str | Path) -> tuple[list[PairwiseJudgement], int]:
 
 
 def load_pairwise(path: str | Path) -> list[PairwiseJudgement]:
-    """The readable verdicts of :func:`read_pairwise` (unclear ones left out)."""
+    """The readable verdicts of :func:`read_pairwise` on the JSONL file at ``path`` (unclear ones left out)."""
     return read_pairwise(path)[0]
 

@@ -100,7 +100,12 @@ def _system_table(frame: Frame, x: np.ndarray, y: np.ndarray, method: Method, co
 def per_system_correlations(
     items: Sequence[ScoredItem], method: str = "spearman", convention: str | Convention = "skip-and-count"
 ) -> SystemCorrelations:
-    """P_i = rho(judge scores, human scores) over system i's outputs (001 eq. 2) and their spread."""
+    """P_i = rho(judge scores, human scores) over system i's outputs (001 eq. 2) and their spread.
+
+    ``items`` are the judged items with their human scores, ``method`` the rho (spearman, pearson, kendall) and
+    ``convention`` how unparsed predictions and constant groups are treated (:mod:`judgesdk.meta.correlation`);
+    undefined P_i are kept with their reason and counted.
+    """
     conv, m = get_convention(convention), check_method(method)
     frame, _ = prepared_frame(items, conv)
     table = _system_table(frame, frame.human, frame.prediction, m, conv)
@@ -147,7 +152,9 @@ def meta_correlation(
     """Meta-correlation M = rho([Q_1..Q_k], [P_1..P_k]) of 001 eq. 3, same rho for P_i and M.
 
     Q_i (eq. 1) is system i's mean human score over the items used; P_i is eq. 2. Systems whose
-    P_i is undefined (constant scores) are dropped from M and listed (001 Table 28 "-").
+    P_i is undefined (constant scores) are dropped from M and listed (001 Table 28 "-"). ``items`` are the
+    judged items with their human scores, ``method`` the rho (spearman, pearson, kendall) and ``convention``
+    how unparsed predictions and constant groups are treated (:mod:`judgesdk.meta.correlation`).
     """
     conv, m = get_convention(convention), check_method(method)
     kept, _ = prepare(items, conv)
@@ -201,7 +208,10 @@ def method_agreement(
 
     Items are joined on (doc_id, system_id); only items both methods scored enter R_i, P_i^A and
     P_i^B, so the three are computed on the same outputs. ``tolerance`` r (001 §5) lists the
-    systems with R_i <= r (or undefined) as needing human evaluation.
+    systems with R_i <= r (or undefined) as needing human evaluation. ``items_a`` and ``items_b`` are the two
+    methods' items (with the human scores), ``method`` the rho and ``convention`` as
+    :func:`per_system_correlations`. Returns the :class:`Agreement`: R_i per system, each method's P_i, and how
+    R relates to each.
     """
     conv, m = get_convention(convention), check_method(method)
     frame, pred_b, _ = paired_frame(items_a, items_b, conv)
@@ -245,7 +255,9 @@ def positional_bias(judgements: Sequence[PairwiseJudgement]) -> PositionalBias:
     both times, c~(x_i, x_j) = c(x_i, x_j) (eq. 5). ``flip_rate`` counts strict reversals;
     ``inconsistency_rate`` also counts a win in one order against a tie in the other. With several
     verdicts per order, every (order 1, order 2) combination is compared. The computation is
-    :func:`judgesdk.stats.positional.position_bias`, which the pairwise rankings share.
+    :func:`judgesdk.stats.positional.position_bias`, which the pairwise rankings share. ``judgements`` are
+    the head-to-head verdicts (at least one, else :class:`~judgesdk.core.errors.InputError`); returns the
+    :class:`PositionalBias`.
     """
     if not judgements:
         raise InputError("positional_bias needs at least one pairwise judgement")
@@ -390,6 +402,10 @@ class ReviewPolicy(BaseModel):
 
 
 class ReviewFlag(BaseModel):
+    """One item's review decision (:func:`review_flags`): whether it ``needs_review``, its ``risk`` (the worst
+    weighted signal; None when it had no signal) and the ``reasons``, the signals at or above the threshold
+    (``no_signals`` for an item flagged because nothing vouches for it)."""
+
     item_id: str
     needs_review: bool
     risk: float | None
@@ -397,7 +413,8 @@ class ReviewFlag(BaseModel):
 
 
 def review_flags(signals: Sequence[ItemSignals], policy: ReviewPolicy | None = None) -> list[ReviewFlag]:
-    """One :class:`ReviewFlag` per item under ``policy`` (rules in :class:`ReviewPolicy`)."""
+    """One :class:`ReviewFlag` per item of ``signals`` (each item's :class:`ItemSignals`), in order, under
+    ``policy`` (rules in :class:`ReviewPolicy`; default: its defaults)."""
     pol = policy or ReviewPolicy()
     unknown = set(pol.weights) - set(SIGNALS)
     if unknown:

@@ -80,7 +80,10 @@ def _prefers_longer(pairs: Sequence[tuple[float, float, float, float]]) -> float
 
 
 def length_bias(items: Sequence[ScoredItem], lengths: Mapping[Key, float]) -> LengthBias:
-    """Length bias of a pointwise judge; ``lengths`` maps (doc_id, system_id) to output length."""
+    """Length bias of a pointwise judge over ``items`` (those with a prediction and a length);
+    ``lengths`` maps (doc_id, system_id) to output length. Returns the :class:`LengthBias`: the judge's and the
+    humans' Spearman with length, their difference, and how often each prefers the longer of two outputs of
+    one document."""
     scored = [it for it in items if it.prediction is not None and it.key in lengths]
     length = [float(lengths[it.key]) for it in scored]
     judge = correlate([it.prediction for it in scored], length).value if scored else None  # type: ignore[misc]
@@ -195,7 +198,15 @@ def judge_report(
     results: Sequence[JudgeResult] | None = None,
     cost: CostModel | None = None,
 ) -> JudgeReport:
-    """Evaluator analysis of one judge on one benchmark dimension (sections in the module doc)."""
+    """Evaluator analysis of one judge on one benchmark dimension (sections in the module doc).
+
+    ``items`` are the judge's items with their human scores; agreement is computed at ``levels`` x ``methods``
+    under ``convention``, and per-system and meta correlations per method. The optional sections are computed
+    only when their input is given: ``lengths`` ((doc_id, system_id) -> output length) for length bias,
+    ``repeats`` (item id -> repeated scores) for variance across repeats, ``pairwise`` verdicts for positional
+    bias, and ``results`` (with ``cost``, prices for the cost figures) for time, tokens and cost per 1,000.
+    Returns the :class:`JudgeReport`.
+    """
     n_parsed = sum(it.prediction is not None for it in items)
     return JudgeReport(
         n_items=len(items),
@@ -231,7 +242,9 @@ def require_matplotlib():  # noqa: ANN201 - returns matplotlib.pyplot
 
 
 def plot_system_spread(series: Mapping[str, SystemCorrelations], path: str | Path, title: str = "") -> Path:
-    """Box plot of per-system correlations P_i, one box per label (001 Fig. 1)."""
+    """Box plot of per-system correlations P_i, one box per label of ``series`` (label -> its per-system
+    correlations; 001 Fig. 1), saved as PNG at ``path`` (returned); ``title`` replaces the default title. Needs
+    matplotlib (else :class:`~judgesdk.core.errors.MissingDependencyError`)."""
     plt = require_matplotlib()
     labels = list(series)
     data = [[g.value for g in series[k].systems if g.value is not None] for k in labels]
@@ -251,7 +264,9 @@ def plot_system_spread(series: Mapping[str, SystemCorrelations], path: str | Pat
 
 
 def plot_quality_vs_alignment(meta: MetaCorrelation, path: str | Path, title: str = "") -> Path:
-    """Scatter of system quality Q_i against alignment P_i, labelled, with M in the title (001 Fig. 3)."""
+    """Scatter of system quality Q_i against alignment P_i, labelled, with M in the title (001 Fig. 3), read
+    from ``meta`` and saved as PNG at ``path`` (returned); ``title`` replaces the default title. Needs
+    matplotlib (else :class:`~judgesdk.core.errors.MissingDependencyError`)."""
     plt = require_matplotlib()
     systems = [s for s, v in meta.performance.items() if v is not None]
     q = [meta.quality[s] for s in systems]
@@ -288,7 +303,8 @@ def _html_table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
 def write_report(report: JudgeReport, directory: str | Path, title: str = "Judge report") -> list[Path]:
     """Write ``system_spread.png``, ``quality_vs_alignment_<method>.png``, ``report.html`` and ``report.json``.
 
-    Raises :class:`MissingDependencyError` (before writing anything) when matplotlib is missing.
+    The files of ``report`` go in ``directory`` (created when missing), the page headed by ``title``; returns
+    their paths. Raises :class:`MissingDependencyError` (before writing anything) when matplotlib is missing.
     """
     require_matplotlib()
     out_dir = Path(directory)

@@ -66,6 +66,10 @@ _PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 
 
 class Template(BaseModel):
+    """One prompt template (module docstring), frozen: its id, version and content hash (what enters the cache key,
+    :meth:`tags`), the system, user and answer-prefix texts with their ``{{name}}`` placeholders, and where the
+    wording comes from. :meth:`render` fills it into the messages a provider is sent."""
+
     model_config = ConfigDict(frozen=True)
 
     id: str
@@ -163,11 +167,16 @@ def _walk(root: Path) -> list[Path]:
 
 
 def bundled_template_ids() -> list[str]:
+    """The ids of the templates bundled with judgesdk (``prompts/``), sorted: what :func:`load_template` takes by
+    id. An :class:`InputError` when two bundled files share an id."""
     return sorted(_bundled_index())
 
 
 def load_template(ref: str | Path) -> Template:
-    """Load a bundled template by id (``"direct.human_guideline"``) or any TOML file by path."""
+    """Load a bundled template by id (``"direct.human_guideline"``) or any TOML file by path.
+
+    ``ref``: an existing ``.toml`` path, else a bundled id. An :class:`InputError` when it is neither (naming the
+    bundled ids) or the file is not a valid template."""
     path = Path(ref)
     if path.suffix == ".toml" and path.exists():
         return parse_template(path.read_bytes(), str(path))

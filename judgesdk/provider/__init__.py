@@ -98,7 +98,7 @@ if TYPE_CHECKING:
     )
     from judgesdk.provider.settings import NO_KEY_IN_CONFIG, CacheConfig, ProviderConfig, model_name
     from judgesdk.provider.stack import Extras, ProviderSource, StackPlan, assemble, borrowed, bottom, build_adapter, limited, model_identity, witnessed
-    from judgesdk.provider.urls import redact_url, scrub_credentials
+    from judgesdk.provider.urls import redact_url, remember_secret, scrub_credentials, scrub_exception, scrub_json
 
 __all__ = [
     "answer_settings",
@@ -176,12 +176,15 @@ __all__ = [
     "read_state",
     "redact_url",
     "register",
+    "remember_secret",
     "request_text",
     "RequestError",
     "RetryPolicy",
     "runtime",
     "ScoreQuestion",
     "scrub_credentials",
+    "scrub_exception",
+    "scrub_json",
     "served_by",
     "ServedWire",
     "settings_of",
@@ -214,7 +217,7 @@ __getattr__, __dir__ = _lazy(
         **dict.fromkeys(("BUILT_IN", "Pricing", "ProviderOptions", "ProviderSettings", "ProviderSpec", "pricing", "provider_kinds", "provider_spec", "register", "unregister",), "judgesdk.provider.registry"),
         **dict.fromkeys(("CacheConfig", "NO_KEY_IN_CONFIG", "ProviderConfig", "model_name",), "judgesdk.provider.settings"),
         **dict.fromkeys(("Extras", "ProviderSource", "StackPlan", "assemble", "borrowed", "bottom", "build_adapter", "limited", "model_identity", "witnessed",), "judgesdk.provider.stack"),
-        **dict.fromkeys(("redact_url", "scrub_credentials",), "judgesdk.provider.urls"),
+        **dict.fromkeys(("redact_url", "remember_secret", "scrub_credentials", "scrub_exception", "scrub_json",), "judgesdk.provider.urls"),
     },
     globals(),
 )

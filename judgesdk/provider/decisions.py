@@ -91,6 +91,8 @@ class DecisionInput(BaseModel):
 
 
 class Level(BaseModel):
+    """One level of a :class:`ScoreQuestion`: its ``label`` and, optionally, a ``description`` of what earns it."""
+
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     label: str
@@ -121,6 +123,9 @@ class PredicateQuestion(BaseModel):
 
 
 class ChoiceOption(BaseModel):
+    """One option of a :class:`ChoiceQuestion`: its typed ``value`` (a text or a boolean) and, optionally, a
+    ``description`` of when it applies."""
+
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     value: StrictStr | StrictBool  # typed: the string "true" and the boolean true are different options
@@ -252,11 +257,13 @@ class RequestError(ValueError):
 
 
 def is_number(value: object) -> bool:
-    """A finite JSON number (true/false are not numbers)."""
+    """Whether ``value`` is a finite JSON number (true/false are not numbers, nor are NaN and infinities)."""
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def error_answer(question: Question, reason: str) -> DecisionAnswer:
+    """The ``error`` answer to ``question`` (carrying its name), with ``reason`` saying what made the server's
+    answer unusable (the field at fault); no probabilities."""
     return DecisionAnswer(name=question.name, status="error", reason=reason)
 
 
@@ -304,6 +311,8 @@ def read_state(value: object, field: str) -> tuple[DecisionInput, dict[str, str]
     A JSON object (or a text holding one) with ``output`` (or ``outputs``: ``{"A": ..., "B": ...}``) and
     optional ``source``, ``context``, ``reference`` and ``id``/``doc_id``/``system_id``; any other text is the
     output itself. Anything else is a :class:`RequestError` naming ``field``.
+
+    ``value``: the request's ``state`` object or ``input`` text; ``field``: its name in the request, used in errors.
     """
     if isinstance(value, str):
         if not value.strip():

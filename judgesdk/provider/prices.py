@@ -245,7 +245,11 @@ def _group(provider: str, model: str, results: Sequence[JudgeResult], prices: Co
 
 
 def summarize_usage(results: Sequence[JudgeResult], prices: CostModel | None = None) -> CostReport:
-    """Usage totals and estimated cost of ``results``, grouped by the provider/model that answered."""
+    """Usage totals and estimated cost of ``results``, grouped by the provider/model that answered.
+
+    Only results not served from the cache are billed. ``prices``: configured prices that replace the price map
+    for every group (None: each group is priced by :func:`price_for`). The report's ``usd`` is None when some
+    group has no known price; its notes say which."""
     by_model: dict[tuple[str, str, str], list[JudgeResult]] = {}
     for result in results:
         by_model.setdefault((result.provider, result.model, result_route(result)), []).append(result)

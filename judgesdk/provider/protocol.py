@@ -110,6 +110,9 @@ ModelText = Annotated[str, AfterValidator(_unicode_text)]  # text that came from
 
 
 class TopLogprob(BaseModel):
+    """One alternative at a token's position: the token a backend could have generated there, and its
+    log-probability."""
+
     token: ModelText
     logprob: float
 
@@ -123,12 +126,19 @@ class TokenLogprob(BaseModel):
 
 
 class Choice(BaseModel):
+    """One generated answer: its text, its tokens with their log-probabilities where the backend returned them,
+    and why generation stopped (the backend's ``finish_reason``)."""
+
     text: ModelText
     tokens: list[TokenLogprob] | None = None  # None: the backend returned no logprobs
     finish_reason: str | None = None
 
 
 class GenerateResponse(BaseModel):
+    """Everything a provider answered to one :class:`GenerateRequest`, whichever way it was asked: generated
+    ``choices``, exact ``label_logprobs``, scored ``continuation_tokens`` or ``decisions``; with what it cost, how
+    long it took, who answered and whether it came from a cache. It is what the cache stores."""
+
     choices: list[Choice] = Field(default_factory=list)
     label_logprobs: dict[str, float] | None = None  # log P(label | prompt), exact, per label
     continuation_tokens: list[TokenLogprob] | None = None  # log P(token | prompt, previous tokens)
@@ -281,7 +291,8 @@ W = TypeVar("W", bound=WrapperProvider)
 
 def find_layer(provider: Provider, layer: type[W]) -> W | None:
     """The outermost wrapper of type ``layer`` in a stack (e.g. its ``RateLimitedProvider``, to read its
-    stats after a run), or None when the stack has none."""
+    stats after a run), or None when the stack has none. ``provider``: the top of the stack; the search follows
+    each wrapper's ``inner`` down to the adapter."""
     while isinstance(provider, WrapperProvider):
         if isinstance(provider, layer):
             return provider
@@ -290,7 +301,10 @@ def find_layer(provider: Provider, layer: type[W]) -> W | None:
 
 
 def fold_prefill(messages: tuple[Message, ...]) -> tuple[Message, ...]:
-    """For chat APIs that cannot continue an assistant turn: append the prefill to the last user turn."""
+    """For chat APIs that cannot continue an assistant turn: append the prefill to the last user turn.
+
+    ``messages``: the rendered prompt; returned unchanged unless it ends with an assistant turn (the prefill),
+    which is then joined to the user turn before it after a blank line (dropped when no user turn precedes it)."""
     if not messages or messages[-1].role != "assistant":
         return messages
     *head, prefill = messages

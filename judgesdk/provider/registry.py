@@ -32,15 +32,14 @@ from __future__ import annotations
 import difflib
 import os
 import re
-import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from importlib import import_module, metadata
-from typing import Any
+from importlib import metadata
+from typing import Any, cast
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from judgesdk.core import AuthError, ConfigError
+from judgesdk.core import AuthError, ConfigError, Plugins
 from judgesdk.provider.protocol import Capabilities, Provider
 
 __all__ = [
@@ -225,155 +224,66 @@ class ProviderSpec:
 
 Target = ProviderSpec | str | Callable[[], ProviderSpec]
 
-_lock = threading.RLock()
-_registered: dict[str, Target] = {}
-_aliases: dict[str, str] = dict(BUILT_IN_ALIASES)
-_loaded: dict[str, ProviderSpec] = {}
-_discovered: dict[str, list[metadata.EntryPoint]] | None = None
-
 
 def _entry_points() -> Iterable[metadata.EntryPoint]:
     """The installed distributions' entry points of :data:`ENTRY_POINT_GROUP` (tests replace this)."""
     return metadata.entry_points(group=ENTRY_POINT_GROUP)
 
 
-def _discovered_kinds() -> dict[str, list[metadata.EntryPoint]]:
-    """Entry points by kind, listed once per process (:func:`refresh` lists them again); none imported."""
-    global _discovered
-    with _lock:
-        if _discovered is None:
-            found: dict[str, list[metadata.EntryPoint]] = {}
-            for point in _entry_points():
-                if point.name in BUILT_IN or point.name in BUILT_IN_ALIASES or not _KIND_NAME.match(point.name):
-                    continue  # a built-in kind is never replaced by an installed package; a kind is a plain name
-                same = found.setdefault(point.name, [])
-                if all(p.value != point.value for p in same):
-                    same.append(point)
-            _discovered = found
-        return _discovered
+_plugins: Plugins[ProviderSpec] = Plugins(
+    what="provider kind", declares="kind", a_name="a provider kind",  # the words of its messages
+    group=ENTRY_POINT_GROUP, built_in=BUILT_IN, aliases=BUILT_IN_ALIASES, pattern=_KIND_NAME, expected=ProviderSpec,
+    name_of=lambda spec: spec.kind, unknown=lambda kind: ConfigError(_unknown_kind(kind)),
+    entry_points=lambda: _entry_points(),  # read when listed, so a test's replacement counts
+)
 
 
 def refresh() -> None:
     """Forget what entry points were found and loaded (after installing a package, or in tests)."""
-    global _discovered
-    with _lock:
-        for kind in _discovered or {}:
-            if kind not in _registered:
-                _loaded.pop(kind, None)
-        _discovered = None
+    _plugins.refresh()
 
 
 def register(kind: str, spec: Target, *, aliases: Iterable[str] = (), replace: bool = False) -> None:
     """Make ``kind`` a provider kind: ``spec`` is a :class:`ProviderSpec`, its ``"module:attribute"`` (imported
-    when the kind is first used), or a function returning one. ``aliases`` are other names configs may use."""
-    if not isinstance(kind, str) or not _KIND_NAME.match(kind):
-        raise ConfigError(f"a provider kind is a short name of letters, digits, '.', '_' or '-', got {kind!r}")
-    aliases = tuple(aliases)
-    with _lock:
-        if not replace and (kind in _registered or kind in BUILT_IN or kind in _aliases):
-            raise ConfigError(f"provider kind {kind!r} is already registered: pass replace=True to replace it")
-        _registered[kind] = spec
-        _loaded.pop(kind, None)
-        for alias in aliases:
-            if not replace and alias in _aliases and _aliases[alias] != kind:
-                raise ConfigError(f"{alias!r} already names provider kind {_aliases[alias]!r}")
-            _aliases[alias] = kind
+    when the kind is first used), or a function returning one. ``aliases`` are other names configs may use.
+    ``replace=True`` replaces a kind of that name (a built-in one included, until :func:`unregister`)."""
+    _plugins.register(kind, spec, aliases=aliases, replace=replace)
 
 
 def unregister(kind: str) -> None:
     """Undo :func:`register` (a built-in kind registered over comes back)."""
-    with _lock:
-        _registered.pop(kind, None)
-        _loaded.pop(kind, None)
-        for alias, target in list(_aliases.items()):
-            if target == kind and BUILT_IN_ALIASES.get(alias) != kind:
-                del _aliases[alias]
+    _plugins.unregister(kind)
 
 
 def registered_targets() -> dict[str, Target]:
     """The kinds :func:`register` added in this process, with what each was registered as (nothing imported)."""
-    with _lock:
-        return dict(_registered)
+    return cast("dict[str, Target]", _plugins.registered())
 
 
 def provider_kinds() -> list[str]:
     """Every provider kind: registered, built in, and named by installed packages' entry points."""
-    with _lock:
-        return sorted({*_registered, *BUILT_IN, *_discovered_kinds()})
+    return sorted(_plugins.names())
 
 
 def canonical_kind(kind: str) -> str:
     """``kind``, or the kind an alias names; an unknown kind is a :class:`ConfigError` naming the valid ones."""
-    with _lock:
-        if kind in _registered or kind in BUILT_IN:
-            return kind
-        if kind in _aliases:
-            return _aliases[kind]
-        if kind in _discovered_kinds():
-            return kind
+    name = _plugins.canonical(kind)
+    if name is None:
         raise ConfigError(_unknown_kind(kind))
+    return name
 
 
 def _unknown_kind(kind: object) -> str:
     kinds = provider_kinds()
     shown = f" {kind!r}" if isinstance(kind, str) and _KIND_NAME.match(kind) else ""  # never echo what may be a secret
-    close = difflib.get_close_matches(kind, kinds + list(_aliases), n=1, cutoff=0.75) if shown and isinstance(kind, str) else []
+    close = difflib.get_close_matches(kind, kinds + list(_plugins.aliases()), n=1, cutoff=0.75) if shown and isinstance(kind, str) else []
     hint = f" (did you mean {close[0]!r}?)" if close else ""
     return f"unknown provider kind{shown}{hint}; valid: {', '.join(kinds)}"
 
 
 def provider_spec(kind: str) -> ProviderSpec:
     """The spec of ``kind`` (or of the kind an alias names), its adapter module imported on first use."""
-    name = canonical_kind(kind)
-    with _lock:
-        if name in _loaded:
-            return _loaded[name]
-        if name in _registered:
-            target: Any = _registered[name]
-            origin = "registered in this process"
-        elif name in BUILT_IN:
-            target, origin = BUILT_IN[name], "built in"
-        else:
-            points = _discovered_kinds()[name]
-            if len(points) > 1:
-                raise ConfigError(
-                    f"provider kind {name!r} is declared by several installed packages ({', '.join(_origin(p) for p in points)}): "
-                    "uninstall all but one"
-                )
-            target, origin = points[0], _origin(points[0])
-        spec = _load(name, target, origin)
-        _loaded[name] = spec
-        return spec
-
-
-def _origin(point: metadata.EntryPoint) -> str:
-    dist = getattr(point, "dist", None)
-    named = f" of {dist.name}" if dist is not None and getattr(dist, "name", None) else ""
-    return f"entry point {point.value}{named}"
-
-
-def _load(kind: str, target: Any, origin: str) -> ProviderSpec:
-    try:
-        if isinstance(target, metadata.EntryPoint):
-            found = target.load()
-        elif isinstance(target, str):
-            module, _, attribute = target.partition(":")
-            found = import_module(module)
-            for part in attribute.split(".") if attribute else ():
-                found = getattr(found, part)
-        else:
-            found = target
-        if not isinstance(found, ProviderSpec) and callable(found):
-            found = found()
-    except ConfigError:
-        raise
-    except Exception as exc:
-        raise ConfigError(f"provider kind {kind!r} ({origin}) could not be loaded: {type(exc).__name__}: {exc}") from exc
-    if not isinstance(found, ProviderSpec):
-        raise ConfigError(f"provider kind {kind!r} ({origin}) gives {type(found).__name__}, not a judgesdk.provider.registry.ProviderSpec")
-    if found.kind != kind:
-        raise ConfigError(f"provider kind {kind!r} ({origin}) declares kind {found.kind!r}")
-    return found
+    return _plugins.get(kind)
 
 
 def check_options(kind: str, options: Mapping[str, Any]) -> None:

@@ -37,6 +37,10 @@ _VARIABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")  # what an environment varia
 
 
 class ProviderConfig(BaseModel):
+    """One provider as a config sets it (a ``[[providers]]`` entry): its kind, model and address, the name of the
+    variable holding its key (never the key: module docstring), the API its adapter calls, its timeout, declared
+    capabilities overridden, the kind's typed options and its rate limit. Checked at load against the registry."""
+
     model_config = ConfigDict(extra="forbid", hide_input_in_errors=True)  # a misplaced key is never echoed
 
     kind: ProviderKind  # checked against the provider registry; an alias becomes its kind

@@ -34,6 +34,7 @@ when any other module instantiates one.
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import cast
@@ -51,6 +52,7 @@ from judgesdk.provider.layers.witness import Witness
 from judgesdk.provider.protocol import Provider, WrapperProvider
 from judgesdk.provider.registry import ProviderSettings, provider_spec
 from judgesdk.provider.settings import CacheConfig, ProviderConfig, _capabilities
+from judgesdk.provider.urls import remember_secret
 
 __all__ = ["Extras", "ProviderSource", "StackPlan", "assemble", "borrowed", "bottom", "build_adapter", "limited", "witnessed"]
 
@@ -86,6 +88,8 @@ def build_adapter(config: ProviderConfig) -> Provider:
         kind=config.kind, model=config.model or spec.default_model, base_url=config.base_url, api=config.api,
         timeout_s=config.timeout_s, api_key_env=config.api_key_env,
     )  # fmt: skip
+    if config.api_key_env:  # the key the adapter will send (settings.api_key()) is never shown (judgesdk.provider.urls)
+        remember_secret(os.environ.get(config.api_key_env))
     capabilities = _capabilities(config, spec, settings)
     return spec.create(dataclasses.replace(settings, capabilities=capabilities), options)
 
@@ -120,13 +124,18 @@ def bottom(config: ProviderConfig, limits: RateLimitConfig | None = None) -> Pro
 
 def limited(provider: Provider, limits: RateLimitConfig) -> RateLimitedProvider:
     """The single-process rate limiter over any provider: the Ray engine's account-wide limiter actor runs it over a
-    stand-in whose calls are its workers' permits (:mod:`judgesdk.distributed.limiter`)."""
+    stand-in whose calls are its workers' permits (:mod:`judgesdk.distributed.limiter`). ``provider``: what it
+    limits; ``limits``: the rate limit (in flight, RPM/TPM buckets, back-off on 429s)."""
     return RateLimitedProvider(provider, limits)
 
 
 def assemble(source: ProviderConfig | ProviderSource, plan: StackPlan, extras: Extras | None = None) -> Provider:
     """The whole stack (module docstring) over ``source``: a provider config (its :func:`bottom`), or an adapter
     given as an instance or a factory (a scripted provider, a shared adapter), which gets no rate limit of its own.
+
+    ``plan``: the layers the config asks for (retry, overload guard, cache, coalescing; None leaves one out);
+    ``extras``: what the run adds (a budget, a usage meter, a deferral, a shared limit), each in its fixed place.
+    Returns the top of the stack.
 
     A cache that cannot be opened is a :class:`~judgesdk.core.errors.ConfigError` here, before the provider is
     asked anything (see :mod:`judgesdk.provider.layers.cache`)."""

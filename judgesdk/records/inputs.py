@@ -26,7 +26,9 @@ def read_items(path: Path) -> list[tuple[JudgeItem, dict[str, Any]]]:
     """Items of a JSONL file, each with the line's other fields (``doc_id``, ``system_id``...) to carry
     into its result row, so that results join back to their inputs (e.g. in ``meta-eval``).
 
-    Ids follow :func:`item_ids`; two lines with the same explicit id are an :class:`InputError`.
+    ``path``: the JSONL input file, read strictly (:func:`read_objects`). Ids follow :func:`item_ids`; two lines
+    with the same explicit id are an :class:`InputError`, as is a line without a text ``output``, a text field that
+    is not a string, or a value that is not valid Unicode or holds NaN or Infinity (each naming the line).
     """
     lines = read_objects(path, "input")
     for number, raw in lines:
@@ -59,7 +61,11 @@ def read_items(path: Path) -> list[tuple[JudgeItem, dict[str, Any]]]:
 def item_ids(lines: Sequence[tuple[int, Mapping[str, Any]]], path: str | Path = "input") -> list[str]:
     """One id per input line: ``id`` (any string or number, 0 included), else ``doc_id:system_id``, else
     ``sha:<hash of the texts>`` with ``#2``, ``#3``... on repeats of the same texts. Never a line number,
-    so that an edited input file does not attach old results to new items."""
+    so that an edited input file does not attach old results to new items.
+
+    ``lines``: (line number, object) pairs, as :func:`read_objects` gives them; ``path``: the file they came from,
+    named in errors. An :class:`InputError` when an id repeats, is not a string or a number, or collides with
+    the id another line gets from its texts."""
     ids: list[str] = []
     explicit: dict[str, list[int]] = {}
     derived: dict[str, int] = {}  # sha: ids made here, and their line
@@ -109,7 +115,8 @@ def item_ids(lines: Sequence[tuple[int, Mapping[str, Any]]], path: str | Path = 
 
 
 def content_hash(raw: Mapping[str, Any]) -> str:
-    """A short hash of an item's texts (output, source, context, reference)."""
+    """A short hash (12 hex digits) of an item's texts (output, source, context, reference), read from ``raw``,
+    its input line; other fields do not enter it."""
     texts = [raw.get(name) for name in _TEXT_FIELDS[:4]]
     return hashlib.sha256(json.dumps(texts, ensure_ascii=False).encode("utf-8", errors="backslashreplace")).hexdigest()[:12]
 
@@ -121,7 +128,8 @@ def read_objects(path: str | Path, what: str) -> list[tuple[int, dict[str, Any]]
     """Every non-blank line of a JSONL file as (line number, object); a typed error names the bad line.
 
     Strict on purpose, for inputs a person wrote (items, predictions, labels); results files that a
-    crash may have cut are read by :func:`read_rows`.
+    crash may have cut are read by :func:`read_rows`. ``path``: the JSONL file (not standard input, a pipe or a
+    folder); ``what``: what the file holds (``"input"``, ``"labels"``...), named in the errors.
     """
     path = Path(path)
     if str(path) == "-" or (path.exists() and not path.is_dir() and not path.is_file()):  # "-", /dev/stdin, a pipe, a device
@@ -187,7 +195,10 @@ def finite(value: Any) -> bool:
 def read_predictions(path: str | Path, what: str = "predictions") -> list[tuple[int, ResultRow]]:
     """Every line of a predictions file (a results file of ``judgesdk score``/``bench``, or one written
     elsewhere) as (line number, :class:`ResultRow`), read strictly (:func:`read_objects`) and validated
-    (:func:`parse_row`); each line must carry its :func:`join_key`. Errors name the line."""
+    (:func:`parse_row`); each line must carry its :func:`join_key`. Errors name the line.
+
+    ``path``: the file, or a results folder (``score --engine ray -o``), whose non-empty files are read in name
+    order; ``what``: what the file is called in the errors."""
     out = []
     for file in _prediction_files(Path(path), what):
         for number, raw in read_objects(file, what):
@@ -211,7 +222,8 @@ def _prediction_files(path: Path, what: str) -> list[Path]:
 
 
 def read_utf8(path: Path, what: str) -> str:
-    """The text of ``path``; a typed error naming the first undecodable byte's line when it is not UTF-8."""
+    """The text of ``path`` (a leading byte-order mark dropped); a typed error naming the first undecodable byte's
+    line when it is not UTF-8. ``what``: what the file holds, named in the errors."""
     try:
         data = path.read_bytes()
     except OSError as exc:

@@ -37,8 +37,10 @@ class HumanLabels(BaseModel):
 def read_labels(path: str | Path) -> HumanLabels:
     """A labels JSONL: one object per line with ``id`` and a numeric ``label``; each id once.
 
-    An InputError names the line and what to fix: a missing id, a label that is missing, empty (null, as
-    ``judgesdk label-slice`` leaves it), not a number or not finite, an id labelled twice.
+    ``path``: the labels file. Returns its :class:`HumanLabels` (ids as text, labels as floats; a label written
+    as a numeric string is read as its number). An InputError names the line and what to fix: a missing id, a
+    label that is missing, empty (null, as ``judgesdk label-slice`` leaves it), not a number or not finite, an id
+    labelled twice.
     """
     p = Path(path)
     values: dict[str, float] = {}
@@ -140,6 +142,11 @@ def load_labelled(judge_results: str | Path, human: str | Path, dimension: str, 
 
     Human lines carry the label as ``scores.<dimension>`` (the ``../shared/data`` layout) or as a
     top-level ``<dimension>`` field.
+
+    ``judge_results``: the results file or folder; ``human``: the human labels JSONL; ``dimension``: the label to
+    read from it; ``criterion``: which criterion's results to join (None: the file's only one; several are an
+    :class:`InputError`); results of several runs on it are an :class:`InputError` too, and of an item's several
+    rows the latest counts. Returns the joined pairs, with counts of the results that had no score or no label.
     """
     results = _select_criterion(_result_rows(Path(judge_results)), criterion, Path(judge_results))
     labels: dict[str, float] = {}

@@ -162,11 +162,13 @@ def _lock(handle: IO[bytes], path: Path, what: str) -> None:
 
 
 def encode_row(row: Mapping[str, Any]) -> bytes:
-    """One JSON line; a lone surrogate in a text is written as its JSON escape, so the file stays UTF-8."""
+    """``row`` as one JSON line of UTF-8 bytes, newline included; a lone surrogate in a text is written as its
+    JSON escape, so the file stays UTF-8."""
     return (json.dumps(row, ensure_ascii=False) + "\n").encode("utf-8", errors="backslashreplace")
 
 
 def append(sink: TextIO, record: dict[str, Any]) -> None:
-    """One row to an open text sink (unlocked; :class:`Ledger` is the locked writer)."""
+    """``record`` as one JSON line to an open text ``sink``, flushed (unlocked; :class:`Ledger` is the locked
+    writer)."""
     sink.write(json.dumps(record, ensure_ascii=False) + "\n")
     sink.flush()

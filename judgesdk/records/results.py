@@ -111,7 +111,9 @@ def read_results(
     them in :attr:`Results.skipped` and :attr:`Results.unreadable`.
 
     ``lenient`` (the viewer, which shows what it can) keeps a row whose fields do not validate, unvalidated, and
-    says why in :attr:`Results.problems` instead of refusing the file; it skips unreadable lines and counts them."""
+    says why in :attr:`Results.problems` instead of refusing the file; it skips unreadable lines and counts them.
+    ``require_id``: whether a row without an ``id`` is an InputError (readers that join on ``doc_id`` and
+    ``system_id`` instead pass False)."""
     path = Path(path)
     if not path.exists():
         raise InputError(f"results {path} does not exist")
@@ -169,8 +171,8 @@ def to_result(row: ResultRow | Mapping[str, Any], scale: Scale, criterion: str, 
 
     The distribution summary is rebuilt on ``scale`` (or on its own numeric labels), so review flags and coverage
     read the same from a fresh run and from a file. Rows with only ``id`` and ``score`` are accepted (status
-    ``ok``, or ``unparsed`` when the score is null). A row that is not a result is an :class:`InputError` naming
-    ``where`` and the field."""
+    ``ok``, or ``unparsed`` when the score is null). ``criterion``: the criterion's name, given to a row that
+    names none. A row that is not a result is an :class:`InputError` naming ``where`` and the field."""
     # only the fields the file sets (a typed field left out must stay out, so that status and method get their defaults)
     record = row.model_dump(exclude_unset=True) if isinstance(row, ResultRow) else dict(row)
     data = {k: v for k, v in record.items() if k not in ("distribution", "format", "id", "asked")}

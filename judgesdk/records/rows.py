@@ -21,7 +21,9 @@ RESULTS_FORMAT = "judgesdk.results/1"  # every row names it (judgesdk.records.re
 
 
 def result_line(result: JudgeResult, extra: dict[str, Any] | None = None) -> dict[str, Any]:
-    """One result as a JSON-ready dict: the input's passthrough fields, the result, its distribution summary."""
+    """One result as a JSON-ready dict: the input's passthrough fields, the result, its distribution summary.
+    ``extra``: the input line's other fields (``doc_id``, ``system_id``...), written first, so the result's own
+    fields win a clash."""
     record = {**(extra or {}), **result.model_dump(mode="json", exclude={"distribution"}), "distribution": None}
     distribution = result.distribution
     if distribution is not None:  # every line has the same keys: distribution is null when there is none
@@ -41,7 +43,8 @@ def result_line(result: JudgeResult, extra: dict[str, Any] | None = None) -> dic
 
 
 def row_for(result: JudgeResult, item_id: str, ask: Ask | None = None, extra: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The ledger row of ``result`` for item ``item_id``, asked ``ask``."""
+    """The ledger row of ``result`` for item ``item_id``, asked ``ask`` (its key becomes ``asked``; none without
+    one), in the current results format. ``extra``: the input line's passthrough fields (:func:`result_line`)."""
     row = {**result_line(result, extra), "id": item_id, "format": RESULTS_FORMAT}
     if ask is not None:
         row["asked"] = ask.key
@@ -89,7 +92,7 @@ class Ask:
 
 
 def read_rows(path: str | Path, *, require_id: bool = True) -> tuple[list[dict[str, Any]], int]:
-    """The rows of a results file, in file order, and how many unreadable lines were skipped.
+    """The rows of the results file at ``path``, in file order, and how many unreadable lines were skipped.
 
     The tolerant reading, for resuming: a line that is not UTF-8 JSON (the last one, cut by a crash; or one in
     the middle, edited or left by an earlier judgesdk's resume) is skipped and counted, so its item is judged
@@ -108,7 +111,8 @@ def read_rows(path: str | Path, *, require_id: bool = True) -> tuple[list[dict[s
 
 
 def parse_rows(data: bytes, where: str | Path = "results", *, require_id: bool = True) -> tuple[list[dict[str, Any]], int]:
-    """:func:`read_rows` on the bytes of a results file."""
+    """:func:`read_rows` on the bytes of a results file: ``data``, its bytes; ``where``, the file's name in errors;
+    ``require_id``, whether a row without an ``id`` is an :class:`InputError`."""
     scan = scan_rows(data, where, require_id=require_id)
     return scan.rows, len(scan.unreadable)
 
@@ -164,7 +168,9 @@ def latest_index(rows: Sequence[Mapping[str, Any]], ask: Ask | None = None, crit
 
 
 def latest(rows: Iterable[Mapping[str, Any]], ask: Ask | None = None, criterion: str | None = None) -> dict[str, dict[str, Any]]:
-    """The latest row per item id (:func:`latest_index`), as plain mappings."""
+    """The latest of ``rows`` per item id, as plain mappings, in order of first appearance: among the rows answering
+    ``ask`` (or, without one, those on ``criterion`` or without a criterion; without either, all rows), as
+    :func:`latest_index` picks them."""
     listed = list(rows)
     return {key: dict(listed[index]) for key, index in latest_index(listed, ask, criterion).items()}
 
@@ -176,7 +182,9 @@ def asks_in(rows: Iterable[Mapping[str, Any]], criterion: str) -> set[str | None
 
 def done_ids(path: Path | None, key: str = "id") -> set[str]:
     """Ids present in any row of a results file (unreadable lines ignored). Kept for older scripts: it
-    counts error rows as done; :class:`Ledger` (final rows per question) is what the commands use."""
+    counts error rows as done; :class:`Ledger` (final rows per question) is what the commands use.
+
+    ``path``: the results file (None, or a file that does not exist: no ids); ``key``: the field read as the id."""
     if path is None or not path.exists():
         return set()
     done = set()
@@ -189,7 +197,8 @@ def done_ids(path: Path | None, key: str = "id") -> set[str]:
 
 
 def composite_id(raw: Mapping[str, Any]) -> str | None:
-    """``doc_id:system_id`` of a row or an input line (either part may be missing), or None without both."""
+    """``doc_id:system_id`` of ``raw``, a row or an input line (either part may be missing, and is then left out
+    with its colon), or None without both."""
     doc, system = raw.get("doc_id"), raw.get("system_id")
     if doc is None and system is None:
         return None

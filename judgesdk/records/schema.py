@@ -21,7 +21,10 @@ def _where(info: ValidationInfo) -> str:
 
 
 def finite_or_none(value: Any, where: str, field: str) -> float | None:
-    """A row's number field: a finite JSON number (true/false are not numbers), or None for null."""
+    """A row's number field: a finite JSON number (true/false are not numbers), or None for null.
+
+    ``value``: the field's value as read; ``where``: the file and line, and ``field``: the field's name, both named
+    in the :class:`InputError` raised for anything else (NaN, infinity, a text)."""
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):

@@ -29,7 +29,9 @@ NOT_SUMMARIES = {"topicalchat", "hanna"}
 
 
 def fused_unavailable(provider: Provider, item: JudgeItem, criterion: Criterion, options: ScorerOptions) -> tuple[str | None, fused.Choice | None]:
-    """Why the fused judge cannot judge this (None when it can), and the :class:`~judgesdk.scorers.fused.Choice`
+    """Why the fused judge cannot judge ``item`` on ``criterion`` with ``provider`` under ``options`` (None when
+    it can: likelihoods, no configured template, a source, and a fit that applies), and the
+    :class:`~judgesdk.scorers.fused.Choice`
     (the fit and criterion model when it can; why each fit does not apply when a fit was looked for)."""
     caps = provider.capabilities
     if not caps.loglikelihood:
@@ -74,8 +76,8 @@ async def score(provider: Provider, item: JudgeItem, criterion: Criterion, optio
 
 def summary_rows(results: list[JudgeResult]) -> list[tuple[str, str]]:
     """Run-summary rows for what ``auto`` chose: the fused fits used (domain/variant: items) and the items it
-    judged by the fallback, with how many of those lay outside every fit's domain. Empty when no result came
-    from ``auto``."""
+    judged by the fallback, with how many of those lay outside every fit's domain, read from the details of
+    ``results`` (and of their parts), as (label, value) pairs. Empty when no result came from ``auto``."""
     used: dict[str, int] = {}
     fallback = outside = 0
     for result in results:

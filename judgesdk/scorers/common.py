@@ -47,7 +47,8 @@ class ScorerOptions(BaseModel):
 
 
 def template_values(item: JudgeItem, criterion: Criterion) -> dict[str, object]:
-    """Values for the documented placeholder names (see prompts/README.md). Absent fields stay None, so a
+    """Values for the documented placeholder names (see prompts/README.md), read from ``item`` (output, source,
+    context, reference) and ``criterion`` (name, definition, scale ends). Absent fields stay None, so a
     template that needs one fails with a typed error naming it."""
     return {
         "output": item.output,

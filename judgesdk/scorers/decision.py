@@ -167,8 +167,9 @@ def _pass_fail(scale: Scale) -> bool:
 
 
 def question_for(criterion: Criterion, scale: Scale | None = None, order: Sequence[int] | None = None) -> Question:
-    """The question asked for ``criterion`` (a predicate for a pass/fail scale, else a score question with the
-    scale's labels as levels, lowest value first), named after it."""
+    """The question asked for ``criterion`` on ``scale`` (default: the criterion's own): a predicate for a
+    pass/fail scale, else a score question with the scale's labels as levels, in ``order`` (indices into the
+    scale's labels; default: lowest value first), named after it."""
     scale = scale or criterion.scale
     definition = criterion.description or criterion.name
     if _pass_fail(scale):

@@ -46,8 +46,9 @@ LEVELS = "fused_levels"  # method_options key: true gives the result its predict
 
 
 def fits_for(provider: Provider, options: ScorerOptions) -> list[FusedModelFile]:
-    """The configured fit (checked against the provider's model file), else the bundled ones for it (one per
-    domain), else none."""
+    """The configured fit (``options.extra["fused_model"]``, a path; checked against the provider's model file:
+    a fit for another file is a :class:`~judgesdk.core.errors.ConfigError`), else the bundled ones for the
+    ``provider``'s model file (one per domain), else none."""
     sha = model_sha256(provider)
     configured = options.extra.get(OPTION)
     if configured is not None:
@@ -96,8 +97,9 @@ def _has_context(item: JudgeItem) -> bool:
 
 
 def choose(fits: list[FusedModelFile], item: JudgeItem, criterion: Criterion) -> Choice:
-    """The fit whose envelope holds the item and that has a model for the criterion; where several do, the
-    one in whose fitted ranges (without margins) most of the item's shape lies, the first on a tie."""
+    """Of ``fits``, the one whose envelope holds the item and that has a model for the criterion; where several
+    do, the one in whose fitted ranges (without margins) most of the item's shape lies, the first on a tie. The
+    :class:`Choice` also says, per fit that does not apply, why not."""
     values = shape(item.output, item.source)
     choice = Choice(shape=values)
     best = -1

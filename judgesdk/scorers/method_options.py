@@ -63,7 +63,8 @@ def problem(options: Mapping[str, Any], valid: Mapping[str, OptionType] | None =
 
 def check_method_options(options: Mapping[str, Any], method: str | None, *, what: str = "--option") -> None:
     """Raise :class:`InputError` for ``options`` given for one method (or ``"compare"``/``"rank"``): checked
-    against that method's own keys where it is known, else against every known key."""
+    against that method's own keys where it is known, else against every known key. ``what`` names where the
+    options came from (the CLI flag, a config key) at the head of the error message."""
     if method in ("compare", "rank"):
         found = problem(options, COMPARISON_OPTIONS, f" for {method}")
     elif method is not None and is_method(method):

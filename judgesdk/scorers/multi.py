@@ -114,6 +114,11 @@ async def score_fine_grained(
     template that defines every criterion up front (``{{criteria}}``, filled here, e.g.
     ``direct.likert.shared_criteria``) they differ only in the answer prefix, and a local model reuses
     the rest of the prompt for every criterion after the first.
+
+    ``provider`` judges ``item`` on each of ``criteria`` (one shared scale, else
+    :class:`~judgesdk.core.errors.InputError`) under ``options``; ``guideline`` (``model`` or ``human``) picks how
+    the criteria are written into a configured template. Returns :func:`combine`'s result: the mean, with each
+    criterion's result in ``parts``.
     """
     shared_scale(criteria)
     if decision.chosen(provider, method, options.settings)[0]:  # one decision request asks every criterion
@@ -126,7 +131,10 @@ async def score_fine_grained(
 
 
 def combine(parts: dict[str, JudgeResult], method: str, item: JudgeItem) -> JudgeResult:
-    """Mean of the part scores; no score when any part has none (its status is reported)."""
+    """One result for ``item`` from its per-criterion results ``parts`` (criterion name -> result): the mean of
+    the part scores, with the parts kept in ``parts``; no score when any part has none (its status is reported).
+    ``method`` is the method that was asked for, named in the result's ``method`` (for one that resolves per
+    criterion, such as ``auto``, what the parts resolved to, or ``mixed`` when they differ)."""
     failed = [r.status for r in parts.values() if r.score is None]
     flagged = any(r.status == "low_coverage" for r in parts.values())
     status: ResultStatus = failed[0] if failed else ("low_coverage" if flagged else "ok")
@@ -172,7 +180,10 @@ async def score_coarse_grained(
     """002 §4.1.2 coarse-grained: one holistic score with every criterion in the prompt.
 
     Template: ``options.template`` or ``direct.<guideline>_guideline.coarse``; the result's criterion is
-    "overall" on the criteria's shared scale.
+    "overall" on the criteria's shared scale (criteria on different scales are an
+    :class:`~judgesdk.core.errors.InputError`). ``provider`` judges ``item`` with the likert ``method``
+    (``geval``, ``direct``, ``sampling``...); ``guideline`` (``human`` or ``model``) picks how the criteria are
+    written into the prompt. Returns the one holistic result.
     """
     scale = shared_scale(criteria)
     template = with_criteria(options.template_or(f"direct.{guideline}_guideline.coarse"), criteria, guideline)
@@ -220,7 +231,8 @@ def demonstration_template(
     criterion: Criterion,
     guideline: Literal["human", "model", "rationale"] = "human",
 ) -> Template:
-    """``direct.<guideline>_guideline.demo`` (or ``direct.rationale.demo``) with the examples bound.
+    """``direct.<guideline>_guideline.demo`` (or ``direct.rationale.demo``) with the examples bound: ``demos``
+    (at least one, else :class:`~judgesdk.core.errors.InputError`) written out for ``criterion``.
 
     Pass the result as ``template=`` to the likert scorer (``geval``/``direct``/``sampling``) or, for
     ``"rationale"``, to :func:`score_with_rationale`.
@@ -239,7 +251,9 @@ async def score_with_rationale(
     """002 §4.3 Rationale Generation: the score, read at the prompt's ``Score:`` like any likert score
     (``method`` picks Direct / Logprob / Approximation), and the judge's explanation, one greedy
     continuation of the same prompt (``options.extra["max_tokens"]``, default 256; a local provider
-    reuses the prompt's KV prefix). Template: ``options.template`` or ``direct.rationale``."""
+    reuses the prompt's KV prefix). Template: ``options.template`` or ``direct.rationale``. ``provider`` judges
+    ``item`` on ``criterion``; returns the likert result with the explanation in ``rationale`` (None when the
+    continuation is empty), the usage and latency of both requests added."""
     template = options.template_or("direct.rationale")
     scored = await likert.score(provider, item, criterion, options.model_copy(update={"template": template}), method)
     max_tokens = int(options.extra.get("max_tokens", RATIONALE_MAX_TOKENS))

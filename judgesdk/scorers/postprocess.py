@@ -66,8 +66,12 @@ async def filter_redundant(
 ) -> list[JudgeResult]:
     """002 §4.4 Filtering: results whose output the judge calls redundant get ``scale``'s minimum.
 
-    ``items[i]`` is the item ``results[i]`` judged. A filtered result has status ``ok`` even if its
+    ``items[i]`` is the item ``results[i]`` judged (a count mismatch is an
+    :class:`~judgesdk.core.errors.InputError`). A filtered result has status ``ok`` even if its
     own score could not be read: the filter decided its score. Unreadable checks keep the result.
+    ``provider`` answers the redundancy question, asked with ``template`` (default: 002's filter prompt) under
+    ``settings`` (greedy where the provider gives no probabilities); an output is redundant when P("Yes")
+    exceeds ``threshold``. Returns the results in input order, each with a note on its check.
     """
     if len(items) != len(results):
         raise InputError(

@@ -42,13 +42,13 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from judgesdk.core import ConfigError, InputError, JudgeSDKError
-from judgesdk.provider import RequestError, ServedWire
+from judgesdk.provider import RequestError, ServedWire, remember_secret, scrub_credentials, scrub_exception, scrub_json
 from judgesdk.providers import DECISIONS_WIRE, SYSTEMONE_WIRE
 from judgesdk.serve.backend import Backend, total_usage
 from judgesdk.serve.record import Recorder, item_id
 from judgesdk.serve.settings import ServeSettings
 
-__all__ = ["Service", "build_app", "error"]
+__all__ = ["Answer", "Service", "build_app", "error"]
 
 access = logging.getLogger("judgesdk.serve.access")
 log = logging.getLogger("judgesdk.serve")
@@ -56,10 +56,19 @@ log = logging.getLogger("judgesdk.serve")
 WIRES: dict[str, ServedWire] = {"/v1/decisions": DECISIONS_WIRE, "/v1/systemone": SYSTEMONE_WIRE}
 
 
+class Answer(JSONResponse):
+    """Every answer the server sends, as JSON with no credential in it: each text passes
+    :func:`judgesdk.provider.scrub_credentials` (the upstream's keys, this server's own client key, any bearer value),
+    so that an upstream error that echoes its key never reaches a client (issue 41)."""
+
+    def render(self, content: Any) -> bytes:
+        return super().render(scrub_json(content))
+
+
 def error(status: int, message: str, code: str, *, param: str | None = None, headers: dict[str, str] | None = None) -> JSONResponse:
     """An error answer in the schemas' envelope."""
     body = RequestError(message, param=param, code=code, status=status).body()
-    return JSONResponse(body, status_code=status, headers=headers)
+    return Answer(body, status_code=status, headers=headers)
 
 
 class Service:
@@ -70,6 +79,7 @@ class Service:
         self.backend = backend
         self.recorder = recorder
         self.key = os.environ.get(settings.api_key_env) if settings.api_key_env else None
+        remember_secret(self.key)  # never in an answer, the record or the log (judgesdk.provider.urls)
         if settings.api_key_env and not self.key:
             raise ConfigError(f"--api-key-env names {settings.api_key_env}, which is not set: export {settings.api_key_env}=<key>")
         self.slots = asyncio.Semaphore(settings.concurrency)
@@ -143,7 +153,7 @@ def build_app(service: Service) -> Starlette:
         try:
             response, questions = await _decide(request, route, wire)
         except Exception as exc:  # noqa: BLE001 - an unexpected failure is a 500 named by its type, never a traceback
-            log.warning("judgesdk serve: %s on %s: %s", type(exc).__name__, route, exc)
+            log.warning("judgesdk serve: %s on %s: %s", type(exc).__name__, route, scrub_credentials(str(scrub_exception(exc))))
             log.debug("traceback", exc_info=exc)
             response = error(500, f"internal error ({type(exc).__name__}); the server log says more", "internal_error")
         access.info("%s %s %d %.0fms questions=%d", request.method, route, response.status_code, 1000 * (time.perf_counter() - started), questions)
@@ -164,7 +174,7 @@ def build_app(service: Service) -> Starlette:
         try:
             model, decision, ids = wire.read_request(body, max_questions=settings.max_questions)
         except RequestError as exc:
-            return JSONResponse(exc.body(), status_code=exc.status), 0
+            return Answer(exc.body(), status_code=exc.status), 0
         count = len(decision.questions)
         if model != settings.name:
             return error(404, f"model {model!r} is not served here: this server serves {settings.name!r} (GET /v1/models)", "model_not_found", param="model"), count
@@ -191,16 +201,16 @@ def build_app(service: Service) -> Starlette:
         if service.recorder is not None:
             service.recorder.write(route, model, decision.input, ids, answered, decision.questions)
         service.served[route] += 1
-        return JSONResponse(payload), count
+        return Answer(payload), count
 
     async def models(request: Request) -> Response:
         if not authorized(request):
             return error(401, "missing or wrong API key: send Authorization: Bearer <key>", "invalid_api_key")
         judge = service.backend.describe()
-        return JSONResponse({"object": "list", "data": [{"id": settings.name, "object": "model", "created": 0, "owned_by": "judgesdk", "judge": judge}]})
+        return Answer({"object": "list", "data": [{"id": settings.name, "object": "model", "created": 0, "owned_by": "judgesdk", "judge": judge}]})
 
     async def health(request: Request) -> Response:
-        return JSONResponse(service.health(), status_code=503 if service.draining else 200)
+        return Answer(service.health(), status_code=503 if service.draining else 200)
 
     async def http_error(request: Request, exc: Exception) -> Response:
         status = getattr(exc, "status_code", 500)

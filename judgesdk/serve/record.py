@@ -19,7 +19,7 @@ from typing import Any
 
 from judgesdk.core import Criterion, JudgeItem
 from judgesdk.judging import JudgeConfig, ask_for
-from judgesdk.provider import DecisionInput
+from judgesdk.provider import DecisionInput, scrub_json
 from judgesdk.records import Ledger, composite_id, content_hash, row_for
 from judgesdk.scorers import combine
 from judgesdk.serve.backend import Answered, criterion_for
@@ -55,7 +55,8 @@ class Recorder:
             result = combine(parts, self.config.method, JudgeItem(output=given.output or "-", id=the_id))
         extra: dict[str, str] = {key: ids[key] for key in ("doc_id", "system_id") if key in ids}
         served = {"route": route, "model": model, "questions": [question.name for question, _ in judged]}
-        self.ledger.write(row_for(result, the_id, ask_for(self.config, criteria), {**extra, "served": served}))
+        row = row_for(result, the_id, ask_for(self.config, criteria), {**extra, "served": served})
+        self.ledger.write(scrub_json(row))  # no credential in the record (judgesdk.provider.scrub_credentials)
         return 1
 
     def close(self) -> None:

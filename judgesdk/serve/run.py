@@ -55,7 +55,12 @@ def _access_log() -> None:
 
 
 def serve(settings: ServeSettings, *, ready: Any = None) -> int:
-    """Serve until SIGTERM/SIGINT; 0 once stopped cleanly. ``ready(port)`` is called once it listens."""
+    """Serve until SIGTERM/SIGINT; 0 once stopped cleanly. ``ready(port)`` is called once it listens.
+
+    ``settings``: what to serve and where (host, port, the judge config, limits, the grace period on SIGTERM);
+    ``ready``: a callable given the port actually bound (port 0 picks a free one), or None. On a signal new
+    requests get 503 while those in flight finish, then the judge and the record are closed. Returns the exit
+    code: 0 once stopped cleanly, 1 when the server never started listening (e.g. the port was taken)."""
     import uvicorn
 
     service = open_service(settings)

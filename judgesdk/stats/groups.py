@@ -30,6 +30,8 @@ _PAIRWISE_LIMIT = 300
 
 
 def check_method(method: str) -> Method:
+    """``method`` (a correlation's name, as a user typed it) as a :data:`Method`; an :class:`InputError` naming
+    the known ones (:data:`METHODS`) when it is none of them."""
     if method not in METHODS:
         raise InputError(f"unknown correlation method {method!r}: use one of {', '.join(METHODS)}")
     return method
@@ -73,8 +75,10 @@ UNDEFINED_REASONS = ("too_few_items", "constant_x", "constant_y")
 def group_values(
     x: np.ndarray, y: np.ndarray, groups: np.ndarray, n_groups: int, method: Method, constant_y_as_zero: bool
 ) -> tuple[np.ndarray, list[str | None]]:
-    """Correlation of x and y within each group code 0..n_groups-1.
+    """Correlation of ``x`` and ``y`` within each group code 0..n_groups-1.
 
+    ``x``, ``y``: the paired values (1-D, equal lengths); ``groups``: each pair's group code; ``n_groups``: how many
+    groups there are (a code with no pairs is "too_few_items"); ``method``: spearman, pearson or kendall.
     Returns the values (NaN where undefined, for internal use only) and, per group, None or the
     reason it is undefined: "too_few_items" (< 2), "constant_x", "constant_y". With
     ``constant_y_as_zero`` a constant y (x not constant) gives 0.0 instead (004's convention) and
@@ -107,7 +111,9 @@ def group_values(
 
 
 def single_value(x: np.ndarray, y: np.ndarray, method: Method, constant_y_as_zero: bool) -> tuple[float | None, str | None]:
-    """One correlation with the same rules as :func:`group_values`; None and a reason when undefined."""
+    """One correlation of ``x`` with ``y`` (1-D, equal lengths) by ``method``, with the same rules as
+    :func:`group_values` (``constant_y_as_zero`` included): the value and None, or None and a reason when
+    undefined."""
     if len(x) < 2:
         return None, "too_few_items"
     if is_constant(x):
@@ -120,7 +126,8 @@ def single_value(x: np.ndarray, y: np.ndarray, method: Method, constant_y_as_zer
 
 
 def p_value(x: np.ndarray, y: np.ndarray, method: Method) -> float | None:
-    """Two-sided p-value from scipy (t-distribution for Pearson/Spearman, exact/normal for Kendall)."""
+    """Two-sided p-value of the ``method`` correlation of ``x`` with ``y``, from scipy (t-distribution for
+    Pearson/Spearman, exact/normal for Kendall); None with fewer than 3 pairs, a constant side, or a NaN result."""
     if len(x) < 3 or is_constant(x) or is_constant(y):
         return None
     tests: dict[str, Callable[[np.ndarray, np.ndarray], Any]] = {"spearman": stats.spearmanr, "pearson": stats.pearsonr, "kendall": stats.kendalltau}

@@ -60,7 +60,10 @@ def mean_interval(values: Sequence[float] | np.ndarray, confidence: float = 0.95
 
 
 def proportion_interval(successes: int, n: int, confidence: float = 0.95) -> Interval:
-    """A share with its Wilson score interval (honest near 0 and 1, unlike the Wald interval)."""
+    """A share with its Wilson score interval (honest near 0 and 1, unlike the Wald interval).
+
+    ``successes`` of ``n`` observations, at two-sided ``confidence``; a ValueError when ``n`` is not positive or
+    ``confidence`` is outside (0, 1)."""
     if n <= 0:
         raise ValueError("no observations")
     z = normal_quantile(confidence)

@@ -19,7 +19,8 @@ def pava(y: Sequence[float] | np.ndarray, weights: Sequence[float] | np.ndarray 
     """Weighted least-squares non-decreasing fit of ``y`` (already ordered by x): pool adjacent violators.
 
     Each block holds (weighted mean, total weight, length); a new value is merged backwards while it
-    is below the previous block's mean. O(n).
+    is below the previous block's mean. O(n). ``weights``: each value's weight (all 1 when None). Returns the
+    fitted values, one per value of ``y``.
     """
     values = np.asarray(y, dtype=float)
     w = np.ones_like(values) if weights is None else np.asarray(weights, dtype=float)
@@ -40,14 +41,16 @@ def pava(y: Sequence[float] | np.ndarray, weights: Sequence[float] | np.ndarray 
 
 
 def fit_isotonic(x: np.ndarray, y: np.ndarray) -> tuple[list[float], list[float]]:
-    """Knots of the isotonic fit: tied judge scores are pooled first (mean label, weight = count)."""
+    """Knots of the isotonic fit of labels ``y`` on judge scores ``x``: tied judge scores are pooled first (mean
+    label, weight = count). Returns the distinct scores, sorted, and the fitted (non-decreasing) label at each."""
     knots, inverse, counts = np.unique(x, return_inverse=True, return_counts=True)
     means = np.bincount(inverse, weights=y) / counts
     return knots.tolist(), pava(means, counts).tolist()
 
 
 def fit_linear(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
-    """(slope, intercept); a constant x (possible inside a cross-validation fold) gives the mean label."""
+    """The least-squares line of labels ``y`` on judge scores ``x``, as (slope, intercept); a constant ``x``
+    (possible inside a cross-validation fold) gives slope 0 and the mean label."""
     spread = float(((x - x.mean()) ** 2).sum())
     if spread == 0.0:
         return 0.0, float(y.mean())

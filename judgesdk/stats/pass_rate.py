@@ -87,7 +87,9 @@ def rogan_gladen(
     """The Rogan–Gladen corrected human pass rate, or a refusal saying why (rules in the module docstring).
 
     ``human_pass[i]`` and ``judge_pass_labelled[i]`` are the human's and the judge's pass/fail on the same
-    labelled item; ``judge_pass_unlabelled`` the judge's pass/fail on the other items of the run.
+    labelled item; ``judge_pass_unlabelled`` the judge's pass/fail on the other items of the run. ``confidence``:
+    the intervals' two-sided level; ``min_youden``: the smallest sensitivity + specificity - 1 the judge must reach
+    on the labelled items for a correction to be made (below it, a refusal). ValueError on unpaired or no labels.
     """
     h = np.asarray(human_pass, dtype=bool).reshape(-1)
     g = np.asarray(judge_pass_labelled, dtype=bool).reshape(-1)

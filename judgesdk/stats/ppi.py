@@ -131,7 +131,11 @@ def ppi_lambdas_left_out(
 ) -> np.ndarray:
     """``lam_i`` = :func:`ppi_lambda` on the labelled items other than i (and every unlabelled one), for each
     labelled i: the cross-fitted lams of ``method="cross-fit"``. Closed form from sums (centred first), so a
-    slice of n costs O(n + N), not n calls."""
+    slice of n costs O(n + N), not n calls.
+
+    ``human[i]`` and ``judge_labelled[i]`` belong to the same labelled item; ``judge_unlabelled`` holds the judge's
+    scores on the other items; ``clip`` keeps each lam in [0, 1]. All zeros when there is no unlabelled item or
+    fewer than 2 labelled ones."""
     n, big_n = len(human), len(judge_unlabelled)
     if big_n == 0 or n < 2:
         return np.zeros(n)
@@ -270,7 +274,8 @@ def ppi_mean(
     judge's scores on the other items of the run. ``lam=None`` tunes lam from the data (cross-fitted under
     the default ``method="cross-fit"``), a number fixes it (0: human-only, 1: plain PPI). ``bounds`` are the
     label scale's ends (e.g. ``(1, 5)``), used by ``cross-fit`` only; ``method="ppi++"`` is ppi-python's
-    ``ppi_mean_ci`` term for term. Raises ValueError on mismatched or too few inputs (n >= 2), bad bounds.
+    ``ppi_mean_ci`` term for term. ``confidence``: the interval's two-sided level; ``clip`` keeps a tuned lam in
+    [0, 1] (a fixed ``lam`` is used as given). Raises ValueError on mismatched or too few inputs (n >= 2), bad bounds.
     """
     y = finite_array(human, "human labels")
     f = finite_array(judge_labelled, "judge scores on the labelled items")

@@ -15,7 +15,11 @@ import numpy as np
 
 
 def bootstrap_mean_ci(values: Sequence[float], confidence: float, n_resamples: int, seed: int) -> tuple[float, float]:
-    """Percentile bootstrap CI of the mean, resampling items with replacement (seeded)."""
+    """Percentile bootstrap CI of the mean, resampling items with replacement (seeded).
+
+    ``values``: one number per item; ``confidence``: the interval's level (0.95 for a 95% interval);
+    ``n_resamples``: how many resamples; ``seed``: the generator's seed (the same seed, the same interval).
+    Returns the interval's (low, high) bounds."""
     v = np.asarray(values, dtype=float)
     rng = np.random.default_rng(seed)
     means = np.concatenate(
@@ -27,7 +31,11 @@ def bootstrap_mean_ci(values: Sequence[float], confidence: float, n_resamples: i
 
 
 def sign_flip_p(shifted: Sequence[float] | np.ndarray, n_permutations: int, seed: int) -> float:
-    """One-sided p of mean(shifted) < 0 against H0 "differences symmetric around 0" (paired sign flips)."""
+    """One-sided p of mean(shifted) < 0 against H0 "differences symmetric around 0" (paired sign flips).
+
+    ``shifted``: the paired differences; ``n_permutations``: how many random sign flips to draw; ``seed``: the
+    generator's seed. Returns ``(1 + hits) / (1 + n_permutations)``, hits being the flips whose mean is at most
+    the observed one, so it is never 0."""
     d = np.asarray(shifted, dtype=float)
     observed = d.mean()
     rng = np.random.default_rng(seed)

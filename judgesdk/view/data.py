@@ -367,7 +367,17 @@ def page_data(
     live: bool = False,
 ) -> dict[str, Any]:
     """Everything the page shows (module docstring), as JSON values; rows read from a file may hold non-finite
-    numbers and lone surrogates, which :func:`judgesdk.view.html.data_json` turns into null and U+FFFD."""
+    numbers and lone surrogates, which :func:`judgesdk.view.html.data_json` turns into null and U+FFFD.
+
+    ``run``: the run shown (:func:`judgesdk.view.load.read_run`); ``compare``: a second run to set beside it, as
+    ``judgesdk diff`` does with ``run`` as the old one; ``inputs``: the items' texts by id
+    (:func:`~judgesdk.view.load.read_inputs`), preferred to the texts rows carry; ``card``: a judge card
+    (:class:`judgesdk.meta.card.Card`); ``verdict``: a gate report (:class:`judgesdk.gate.verdict.Verdict`),
+    whose failed gates flag the items they name; ``tolerance``: how far a score may move between the two runs
+    before the item counts as changed; ``title``: the page's title, by default ``"judgesdk view: <run name>"``;
+    ``live``: the page is served and refreshed (``--serve``), so an empty run is shown instead of refused.
+    Returns the dict :func:`judgesdk.view.html.render_page` lays out; an :class:`InputError` when ``run`` has no
+    rows (unless ``live``) or none with a score or a status (an items file given as the run)."""
     if not run.rows and not live:  # --serve shows an empty run, and its rows as they come
         raise InputError(f"{run.name} holds no result rows: nothing to show (for a run still starting, use --serve)")
     if run.rows and not any("score" in row or "status" in row for row in run.rows.values()):

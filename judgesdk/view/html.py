@@ -100,7 +100,9 @@ def content_security_policy() -> str:
 
 
 def render_page(data: dict[str, Any]) -> str:
-    """The whole page as HTML text (UTF-8 when written)."""
+    """The whole page as HTML text (UTF-8 when written): one self-contained file, its style, script and data
+    inline, that requests nothing but ``--serve``'s refresh. ``data``: what :func:`judgesdk.view.data.page_data`
+    returned (its ``title`` names the page); its item details are packed into compressed chunks (:func:`packed`)."""
     title = html.escape(str(data.get("title") or "judgesdk view"), quote=True)
     return (
         "<!doctype html>\n"

@@ -59,7 +59,12 @@ def run_files(path: str | Path) -> list[Path]:
 
 
 def read_run(path: str | Path, name: str | None = None) -> Run:
-    """The run at ``path`` (a results file, a results folder, or the stem of ``judgesdk card``'s files)."""
+    """The run at ``path`` (a results file, a results folder, or the stem of ``judgesdk card``'s files).
+
+    ``path`` may also be a URL (``s3://...``) of a folder a Ray run wrote; ``name``: what the page calls the run,
+    by default ``path`` as given. Rows are read leniently: a row that does not validate is kept as the file holds
+    it, and lines that are not JSON are counted in ``skipped``. Returns the :class:`Run`; an :class:`InputError`
+    when there are no results files."""
     if "://" in str(path):  # a Ray run written to s3://... or another filesystem pyarrow reaches
         parts = [(f.path, f.rows, f.unreadable) for f in read_folder(str(path))]
         if not parts:
@@ -90,7 +95,10 @@ def read_run(path: str | Path, name: str | None = None) -> Run:
 
 def stamp(path: str | Path) -> tuple[tuple[str, int, int], ...]:
     """What changes when a run's files change (name, size, modification time): ``--serve`` rebuilds on a change
-    (a run on a remote filesystem has no stamp: it is read once)."""
+    (a run on a remote filesystem has no stamp: it is read once).
+
+    ``path``: the run as :func:`read_run` takes it. Returns one (file, size in bytes, mtime in ns) per results
+    file, or ``()`` for a remote run or one whose files cannot be found (never raises)."""
     if "://" in str(path):
         return ()
     try:
@@ -109,7 +117,9 @@ def stamp(path: str | Path) -> tuple[tuple[str, int, int], ...]:
 
 def read_inputs(path: str | Path) -> dict[str, dict[str, str]]:
     """The texts of the items a run judged (the JSONL given to ``judgesdk score``), by item id (ids as the run
-    gave them, :func:`judgesdk.records.item_ids`): ``output``, ``source``, ``reference``, ``context``."""
+    gave them, :func:`judgesdk.records.item_ids`): ``output``, ``source``, ``reference``, ``context``.
+
+    ``path``: the items file. Returns id -> {field: text}, holding only the fields an item sets as text."""
     texts: dict[str, dict[str, str]] = {}
     for item, _ in read_items(Path(path)):
         texts[item.id or ""] = {name: value for name in TEXT_FIELDS if isinstance(value := getattr(item, name), str)}
@@ -135,7 +145,10 @@ def _json_file(path: str | Path, flag: str, what: str) -> Any:
 
 
 def read_card(path: str | Path) -> Card:
-    """A judge card (``STEM.json``, :class:`judgesdk.meta.card.Card`)."""
+    """A judge card (``STEM.json``, :class:`judgesdk.meta.card.Card`).
+
+    ``path``: the card's JSON file (given as ``--card``). Returns the :class:`Card`; an :class:`InputError`
+    saying what to give for the card's Markdown, a missing or unreadable file, or JSON that is not a card."""
     hint = " (judgesdk card writes STEM.md and STEM.json: give the .json)" if str(path).endswith(".md") else ""
     if hint:
         raise InputError(f"--card {path} is the card's Markdown{hint}")
@@ -150,7 +163,10 @@ def read_card(path: str | Path) -> Card:
 
 def read_verdict(path: str | Path) -> Verdict:
     """A gate report (``judgesdk gate --json-report FILE``, or ``--json``'s output saved): the
-    :class:`judgesdk.gate.verdict.Verdict`."""
+    :class:`judgesdk.gate.verdict.Verdict`.
+
+    ``path``: the report file (given as ``--gate``). Returns the :class:`Verdict`; an :class:`InputError` saying
+    how to write one for a missing or unreadable file, or JSON that is not a gate report."""
     data = _json_file(path, "--gate", "gate report JSON (judgesdk gate --json-report FILE)")
     if not isinstance(data, Mapping) or "gates" not in data:
         raise InputError(f"--gate {path} is not a gate report: write one with judgesdk gate --json-report FILE")

@@ -27,7 +27,8 @@ PARALLEL_MAX_SUFFIX = 48  # decode label requests together only when each one's 
 
 
 def common(a: Sequence[int], b: Sequence[int]) -> int:
-    """Length of the longest common prefix of two token sequences."""
+    """Length of the longest common prefix of two token sequences ``a`` and ``b`` (0 when their first tokens
+    differ), the count of leading tokens a KV cache holding one can reuse for the other."""
     n = 0
     for x, y in zip(a, b):
         if x != y:
@@ -51,5 +52,8 @@ def maximal_paths(paths: Sequence[tuple[int, ...]]) -> list[tuple[int, ...]]:
 
 def label_paths(encoded: Mapping[str, Sequence[int]]) -> list[tuple[int, ...]]:
     """The token paths to evaluate after the prompt: each label's tokens but its last (whose probability is read
-    from the row after them), reduced to the maximal ones."""
+    from the row after them), reduced to the maximal ones.
+
+    ``encoded``: each label's token ids (labels that encode to nothing are left out). Returns the paths that are
+    not a prefix of another, sorted (:func:`maximal_paths`); ``[()]`` when every label is a single token."""
     return maximal_paths([tuple(t[:-1]) for t in encoded.values() if t])

@@ -114,7 +114,7 @@ def fit_files(tmp_path_factory):
 def three_fits(fit_files, monkeypatch):
     """The three fits, as if bundled for the scripted model."""
     fits = [fused_model.load(p) for p in fit_files]
-    monkeypatch.setattr(fused_model, "bundled_for", lambda sha: fits if sha == SHA else [])
+    monkeypatch.setattr("judgesdk.scorers.fused.bundled_for", lambda sha: fits if sha == SHA else [])  # where the scorer reads it
     return fits
 
 
@@ -303,7 +303,7 @@ def test_a_criterion_without_usable_signal_is_declined_and_auto_says_so(tmp_path
                       ship="beats-single")  # fmt: skip
     assert set(fitted.criteria) == {"coherence"}
     assert fitted.declined[0].criterion == "surprise" and fitted.declined[0].cv["per_doc_spearman"] is not None
-    monkeypatch.setattr(fused_model, "bundled_for", lambda sha: [fitted])
+    monkeypatch.setattr("judgesdk.scorers.fused.bundled_for", lambda sha: [fitted])
     result = _auto(JudgeItem(output=STORY, source=PROMPT), "surprise")
     assert result.method.startswith("geval/") and "surprise:" in result.notes[0] and ("no usable signal" in result.notes[0] or "does not beat" in result.notes[0])
 

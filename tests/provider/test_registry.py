@@ -162,14 +162,14 @@ def test_each_built_in_spec_matches_its_adapter(kind):
 
 
 def test_each_options_model_accepts_what_the_readme_documents(tmp_path):
-    readme = (REPO / "README.md").read_text()
+    readme = (REPO / "docs" / "providers.md").read_text()  # the README's Providers section, moved to the docs site
     local = readme[readme.index("**The local model**") : readme.index("The provider's `counters`")]
     documented = set(re.findall(r"`(\w+)`", local)) - {"local", "true", "false", "direct"}
     documented |= {"model_path", "n_gpu_layers"}  # "examples/local.toml: the embedded model, or `model_path`..."
     local_options = registry.provider_spec("local").options
     assert documented <= set(local_options.model_fields), sorted(documented - set(local_options.model_fields))
     assert {"prefix_reuse", "prefix_states", "prefix_state_mb", "parallel_suffixes", "track_unique_tokens", "n_ctx"} <= documented
-    for kind in ("litellm", "anthropic"):  # `options = { prompt_cache = false }` (README, Providers)
+    for kind in ("litellm", "anthropic"):  # `options = { prompt_cache = false }` (docs/providers.md)
         assert "options = { prompt_cache = false }" in readme
         load_config({"providers": [{"kind": kind, "options": {"prompt_cache": False}}]})
     shipped = REPO / "examples" / "local.toml"

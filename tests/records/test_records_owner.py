@@ -3,7 +3,7 @@
 Its row schema (:class:`ResultRow`) is what the writer writes and what the readers read; its join key
 (:func:`join_key`) is what ``meta-eval``, ``bench`` and ``calibrate`` join human scores on. The tests below
 check that rows the writer writes round-trip through the schema, that the schema refuses a bad field with
-the messages the readers always gave, that ``judgesdk.runlog`` is only a deprecated alias, and, reading the
+the messages the readers always gave, and, reading the
 package's source with :mod:`ast`, that no other module decodes JSON Lines itself and that every command
 reading a results file gets its rows from :mod:`judgesdk.records`.
 """
@@ -159,9 +159,6 @@ def test_a_results_file_of_judgesdk_score_is_read_by_meta_eval_through_the_schem
     assert [(p.key, p.value, p.status) for p in predictions] == [(("d2", "M1"), 2.0, "ok"), (("d4", "M1"), 4.0, "ok")]
 
 
-# -- judgesdk.runlog: a deprecated alias -----------------------------------------------------------------
-
-
 # -- nobody else reads the file -------------------------------------------------------------------------
 
 
@@ -251,7 +248,8 @@ READERS = {
     "judgesdk.forecast.job": {"read_results"},  # forecast: what a resumed run has left to judge
 }
 
-# Every command that judges items into results does it through the one runner (judgesdk.judging.runner): the same
+# Every command that judges items into results does it through the one runner (judgesdk.judging.runner, through its
+# folder's face): the same
 # resume, the same row, the same budget stop and Ctrl-C.
 RUNNER_USERS = {
     "judgesdk.cli.flags": {"run"},  # score and card, behind a progress bar (judge_rows)
@@ -300,14 +298,12 @@ ROWS_API = {
 
 
 def test_every_command_reading_results_takes_its_rows_from_records():
-    assert ROWS_API <= set(vars(importlib.import_module("judgesdk.records")))
+    assert ROWS_API <= set(dir(importlib.import_module("judgesdk.records")))  # a lazy face lists its names in dir()
     problems = []
     for name, path in package_sources().items():
-        if name in ("judgesdk.runlog", "judgesdk.records") or name.startswith("judgesdk.records."):
-            continue  # the deprecated alias itself, and the records package's own modules
+        if name == "judgesdk.records" or name.startswith("judgesdk.records."):
+            continue  # the records package's own modules
         imported = imports_from(path.read_text(encoding="utf-8"))
-        if "judgesdk.runlog" in imported or "runlog" in imported.get("judgesdk", set()):
-            problems.append(f"{name} imports judgesdk.runlog (deprecated): import from judgesdk.records")
         for module, names in imported.items():
             if module.startswith("judgesdk") and module != "judgesdk.records" and names & ROWS_API:
                 problems.append(f"{name} takes {sorted(names & ROWS_API)} from {module}, not judgesdk.records")
@@ -321,9 +317,9 @@ def test_every_command_that_judges_into_results_runs_the_one_runner():
     sources = package_sources()
     problems = []
     for name, needed in RUNNER_USERS.items():
-        imported = imports_from(sources[name].read_text(encoding="utf-8")).get("judgesdk.judging.runner", set())
+        imported = imports_from(sources[name].read_text(encoding="utf-8")).get("judgesdk.judging", set())  # the face
         if needed - imported:
-            problems.append(f"{name} judges into results without {sorted(needed - imported)} from judgesdk.judging.runner")
+            problems.append(f"{name} judges into results without {sorted(needed - imported)} from judgesdk.judging (the runner's)")
     # nobody else writes result rows as they come: row_for is the runner's (and the offline/pairwise writers')
     writers = {
         name for name, path in sources.items()

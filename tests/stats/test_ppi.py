@@ -147,7 +147,7 @@ def test_the_default_interval_is_hall_on_the_jackknife_t_and_logit_for_pass_fail
 
 def test_hall_holds_the_skewness_at_the_edge_of_its_regular_range():
     """Past |a| (q + |a|/6) = 1 Hall's inverse leaps; the interval stays at the edge's reach, 3/|a| standard errors."""
-    from judgesdk.gate.ppi import _hall
+    from judgesdk.stats.ppi import _hall
 
     q = float(stats.t.ppf(0.975, 29))
     edge = 3 * (np.sqrt(q * q + 2 / 3) - q)

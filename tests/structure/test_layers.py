@@ -18,8 +18,8 @@ judgesdk imports and are not checked here.
 Modules loaded by name at run time (``importlib.import_module``) are not read: a scorer by its method, an
 adapter by its provider kind through :mod:`judgesdk.provider.registry` (which sits below the adapters on
 purpose: it knows kinds by ``"module:attribute"`` name, so config, the CLI and prices read it without
-importing an adapter), a face's names on first use (:mod:`judgesdk.core.faces`), and the old paths of
-:mod:`judgesdk._moved`.
+importing an adapter), and a face's names on first use (:mod:`judgesdk.core.faces`; a face declares them under
+``if TYPE_CHECKING:``, which is read here).
 """
 
 from __future__ import annotations

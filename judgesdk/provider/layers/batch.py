@@ -92,6 +92,10 @@ class BatchState(BaseModel):
 
 
 class BatchReport(BaseModel):
+    """What one :meth:`BatchRunner.run` did: how many distinct requests it was given, how many were already in the
+    cache, how many it submitted, how many answers it wrote to the cache, which requests failed and why, how many are
+    still running, the ids of the batches not yet collected, and results that matched none of its requests."""
+
     requests: int
     already_cached: int
     submitted: int

@@ -59,7 +59,8 @@ def endpoint_key(endpoint: str) -> str:
 
 def cache_key(provider: Provider, request: GenerateRequest, namespace: str = "default") -> str:
     """The key of ``request`` to ``provider``. A provider without an ``identity`` keys as it did before
-    identities existed, so the caches of hosted APIs stay valid."""
+    identities existed, so the caches of hosted APIs stay valid. ``namespace``: the cache's namespace (config
+    ``cache.namespace``): the same request keys apart under another one. Returns a SHA-256 hex digest."""
     parts = {
         "namespace": namespace,
         "kind": provider.kind,
@@ -125,7 +126,8 @@ def open_cache(directory: str | Path, *, size_limit_mb: float | None = None) -> 
 
 def damaged(exc: BaseException) -> bool:
     """Whether a cache error says the database file itself is unreadable (not a database, a malformed image), rather
-    than that storage failed (a full disk, a lock: ``sqlite3.OperationalError``, ``OSError``)."""
+    than that storage failed (a full disk, a lock: ``sqlite3.OperationalError``, ``OSError``). ``exc``: the error
+    the cache raised."""
     return isinstance(exc, sqlite3.DatabaseError) and not isinstance(exc, sqlite3.OperationalError)
 
 
@@ -204,13 +206,15 @@ def _reason(exc: BaseException) -> str:
 
 
 def cache_stats(directory: str | Path) -> dict[str, int]:
-    """Entries, bytes on disk, and hits/misses recorded since statistics were enabled."""
+    """Entries, bytes on disk, and hits/misses recorded since statistics were enabled, of the cache in
+    ``directory`` (opened by :func:`open_cache`, so a :class:`ConfigError` when it cannot be used)."""
     with open_cache(directory) as cache:
         hits, misses = cache.stats()
         return {"entries": len(cache), "size_bytes": cache.volume(), "hits": hits, "misses": misses}
 
 
 def clear_cache(directory: str | Path, namespace: str | None = None) -> int:
-    """Remove every entry, or only one namespace's; returns how many were removed."""
+    """Remove every entry of the cache in ``directory``, or only those of ``namespace``; returns how many were
+    removed."""
     with open_cache(directory) as cache:
         return cache.evict(namespace) if namespace else cache.clear()

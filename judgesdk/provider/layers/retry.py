@@ -56,6 +56,10 @@ def exclude_from_budget(seconds: float) -> None:
 
 
 class RetryPolicy(BaseModel):
+    """How transient failures are retried (module docstring): at most ``max_attempts`` attempts within
+    ``max_total_s`` seconds of attempts and back-off; back-off doubles from ``initial_wait_s`` up to ``max_wait_s``
+    (full jitter unless ``jitter`` is false), and a server's Retry-After, when sent, replaces it, capped the same."""
+
     model_config = ConfigDict(extra="forbid")  # a typo (max_attemps) is refused, not a default silently kept
 
     max_attempts: int = Field(default=5, ge=1)

@@ -231,7 +231,13 @@ async def compare(
     options: ScorerOptions | None = None,
     protocol: Protocol = "pairwise",
 ) -> Comparison:
-    """Compare ``a`` with ``b`` in both orders; ``protocol`` is ``pairwise`` (004) or ``h2h`` (001)."""
+    """Compare ``a`` with ``b`` in both orders; ``protocol`` is ``pairwise`` (004) or ``h2h`` (001).
+
+    ``provider`` answers both orders; ``source`` is what both outputs were written for (required: an empty one is
+    an :class:`~judgesdk.core.errors.InputError`), ``criterion`` what they are compared on, and ``options`` the
+    scorer options (a template, a dataset's prompt, answer labels under ``extra["labels"]``). Returns a
+    :class:`Comparison`: P(``a`` is better) and P(tie) averaged over the two orders, each order's verdict and
+    whether they agree."""
     outputs = _check_outputs([a, b])
     setup = _setup(protocol, source, criterion, options)
     ab, ba = await both_orders(setup, provider, outputs, 0, 1)

@@ -82,7 +82,10 @@ async def rank(
 
     ``selection`` picks the comparisons of ``bradley-terry`` (default: ``full`` without a budget,
     ``symmetric`` with one); ``seed`` makes random selections reproducible; ``hard`` computes win ratios
-    from decisions instead of probabilities.
+    from decisions instead of probabilities. ``provider`` answers the comparisons, on ``criterion`` under
+    ``protocol`` (``pairwise`` or ``h2h``) and the scorer ``options`` (as :func:`compare`); ``ids``, one per
+    output, are carried into the ranking to name them. Returns a :class:`Ranking`: a score per output, the
+    order best first, win ratios, the Bradley-Terry fit where one was made, and every comparison.
     """
     texts = _check_outputs(outputs)
     if strategy not in STRATEGIES:
