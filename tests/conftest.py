@@ -22,13 +22,18 @@ fixture                  scope     what it yields
 Fixtures skip (with the reason) when a package they need is not installed, and fail when a
 component is installed but does not start (the error quotes the server's log). Servers start
 lazily, only for tests that ask for them, and are stopped in ``finally`` even when tests fail.
+Tests import an optional package with ``need(name)`` (never ``pytest.importorskip``): a skip where it is not
+installed, a failure under JUDGESDK_REQUIRE_INTEGRATION=1, and a failure in every mode where it is installed but broken.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 from pathlib import Path
+from types import ModuleType
+from typing import NoReturn
 
 import pytest
 
@@ -65,20 +70,62 @@ os.environ.setdefault("LITELLM_TELEMETRY", "False")
 REQUIRE_INTEGRATION = os.environ.get("JUDGESDK_REQUIRE_INTEGRATION") == "1"  # set by .ci/run
 
 
+def pytest_sessionstart(session):
+    """Import every judgesdk module once, before any test starts a thread. judgesdk's pytest plugin puts the package
+    under pytest's assertion rewriting, so each of its modules is parsed into a syntax tree when first imported, and
+    on CPython 3.11 before 3.11.8 that fails ("AST constructor recursion depth mismatch") when another thread builds
+    a syntax tree at the same moment (a server's thread formatting a traceback, say). Imported here, no judgesdk
+    module is compiled while a test runs. A module whose optional package is missing is left to its tests."""
+    import importlib
+    import pkgutil
+
+    import judgesdk
+    import judgesdk.providers
+
+    for package in (judgesdk, judgesdk.providers):
+        for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
+            if not info.name.endswith("__main__"):
+                try:
+                    importlib.import_module(info.name)
+                except ImportError:
+                    pass
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
     """Every run ends by saying what it did not run and what would run it (tests/support/skips.py)."""
     report_skips(terminalreporter)
 
 
+def skip_or_fail(message: str) -> NoReturn:
+    """Skip with ``message`` where a component is not installed; under CI (JUDGESDK_REQUIRE_INTEGRATION=1) fail instead,
+    so a broken install can never pass as a green run of skipped integration tests. Works at a module's top level too."""
+    if REQUIRE_INTEGRATION:
+        pytest.fail(f"{message} (JUDGESDK_REQUIRE_INTEGRATION=1: every component must be there)", pytrace=False)
+    pytest.skip(message, allow_module_level=True)
+
+
 def _skip_if_missing(*modules: str, what: str, install: str) -> None:
-    """Skip where a component is not installed; under CI (JUDGESDK_REQUIRE_INTEGRATION=1) fail instead,
-    so a broken install can never pass as a green run of skipped integration tests."""
+    """:func:`skip_or_fail` where any of ``modules`` is not installed (``what`` needs them; ``install`` brings them)."""
     missing = missing_modules(*modules)
     if missing:
-        message = f"{what} needs {', '.join(missing)} (pip install {install})"
-        if REQUIRE_INTEGRATION:
-            pytest.fail(message)
-        pytest.skip(message)
+        skip_or_fail(f"{what} needs {', '.join(missing)} (pip install {install})")
+
+
+def need(name: str) -> ModuleType:
+    """The module ``name``, imported: what tests use instead of ``pytest.importorskip`` (tests/structure/test_need.py
+    finds none). Where the package is not installed (``ModuleNotFoundError`` for ``name`` or a package above it) the
+    test skips with "could not import 'name': ..." (tests/support/skips.py names the install from it), or fails under
+    JUDGESDK_REQUIRE_INTEGRATION=1; where it is installed but its import raises anything else (a dependency of it
+    missing, a broken build, an error at import) the test fails in every mode. Callable at a module's top level."""
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        absent = exc.name or ""
+        if absent and (name == absent or name.startswith(absent + ".")):
+            skip_or_fail(f"could not import {name!r}: {exc}")
+        pytest.fail(f"{name!r} is installed but does not import (a broken install): {type(exc).__name__}: {exc}", pytrace=False)
+    except Exception as exc:  # noqa: BLE001 - any error of an installed package's import is a broken install
+        pytest.fail(f"{name!r} is installed but does not import (a broken install): {type(exc).__name__}: {exc}", pytrace=False)
 
 
 @pytest.fixture(scope="session")

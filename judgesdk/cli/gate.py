@@ -217,6 +217,7 @@ def _run_fused_refit(args: argparse.Namespace) -> int:
     """Signals for the labelled outputs, nested CV by document, a fit file; agreement beside each signal's."""
     from judgesdk.fused import refit, save
     from judgesdk.judging import Judge
+    from judgesdk.records import dimension_labels
 
     scale = None
     if args.scale:
@@ -225,6 +226,7 @@ def _run_fused_refit(args: argparse.Namespace) -> int:
         except ValueError as exc:
             raise InputError(f"--scale takes LOW,HIGH (e.g. 1,5), got {args.scale!r}") from exc
         scale = (low, high)
+    dimension_labels(args.human, args.dimension, scale=scale, what="labelled outputs")  # before the model loads: bad labels or scale cost nothing
     output = args.output or (args.config.with_name(f"{args.config.stem}.{args.dimension}.fused.json") if args.config else None)
     if output is None:
         raise InputError("say where to save the fit: -o FILE, or --config JUDGE.toml to save it beside the judge config")

@@ -45,7 +45,7 @@ def register(commands: Any) -> None:
 
 def run_view(args: argparse.Namespace) -> int:
     from judgesdk.gate import check_output, write_output
-    from judgesdk.view import page_data, read_card, read_inputs, read_run, read_verdict, render_page
+    from judgesdk.view import page_data, read_card, read_inputs, read_run, read_verdict, refuse_an_input_as_output, render_page
 
     if not args.serve and (args.host != LOOPBACK or args.port):
         raise InputError("--host and --port go with --serve: add --serve, or drop them to write a page")
@@ -58,6 +58,8 @@ def run_view(args: argparse.Namespace) -> int:
                 raise InputError("give -o report.html: the results are not on this machine's filesystem")
             output = Path(args.results.rstrip("/")).with_suffix(".html")
         check_output(output, "-o", "report.html")
+        named = [("RESULTS", args.results), ("RESULTS_B", args.results_b), ("--input", args.input), ("--card", args.card), ("--gate", args.gate)]
+        refuse_an_input_as_output(output, named, "-o")  # before anything is read or written
     inputs = read_inputs(args.input) if args.input else None
     card = read_card(args.card) if args.card else None
     verdict = read_verdict(args.gate) if args.gate else None
@@ -65,6 +67,8 @@ def run_view(args: argparse.Namespace) -> int:
     def build(live: bool = False) -> dict[str, Any]:
         run = read_run(args.results)
         other = read_run(args.results_b) if args.results_b else None
+        for each in (run, other):
+            _warn_dropped(each.dropped if each is not None else [])
         return page_data(run, compare=other, inputs=inputs, card=card, verdict=verdict, tolerance=args.tolerance, title=args.title, live=live)
 
     if args.serve:
@@ -75,6 +79,14 @@ def run_view(args: argparse.Namespace) -> int:
     n = len(data["items"]["id"])
     print(f"judgesdk view: wrote {output} ({n} rows, {len(text.encode('utf-8')) / 1e6:.1f} MB): open it in a browser", file=sys.stderr)
     return ExitCode.OK
+
+
+def _warn_dropped(dropped: list[str], shown: int = 5) -> None:
+    """One warning line per row the viewer left out (the first ``shown``, then how many more)."""
+    for line in dropped[:shown]:
+        print(f"judgesdk view: warning: skipped a row: {line}", file=sys.stderr)
+    if len(dropped) > shown:
+        print(f"judgesdk view: warning: skipped {len(dropped) - shown} more row(s) whose distribution is no label distribution", file=sys.stderr)
 
 
 def _serve(args: argparse.Namespace, build: Any) -> int:

@@ -23,7 +23,7 @@ from judgesdk.fused.model import FusedModelFile, ModelIdentity, model_sha256
 from judgesdk.fused.signals import extract, features
 from judgesdk.fused.train import MIN_ITEMS, fit_file, signal_table
 from judgesdk.provider import Provider
-from judgesdk.records import read_objects
+from judgesdk.records import dimension_labels
 
 
 class Refit(BaseModel):
@@ -33,24 +33,18 @@ class Refit(BaseModel):
     n_groups: int
 
 
-def labelled_items(path: Path, dimension: str) -> tuple[list[JudgeItem], list[float], list[str]]:
-    """Items (output, source, reference) with their label for ``dimension`` and their group (doc_id)."""
+def labelled_items(path: Path, dimension: str, scale: tuple[float, float] | None = None) -> tuple[list[JudgeItem], list[float], list[str]]:
+    """Items (output, source, reference) with their label for ``dimension`` and their group (doc_id); the labels read
+    by the records' strict reader (:func:`judgesdk.records.dimension_labels`: finite numbers, each item once, inside
+    ``scale`` when given)."""
     items, labels, groups = [], [], []
-    for number, row in read_objects(path, "labelled outputs"):
-        scores = row.get("scores")
-        value = scores.get(dimension) if isinstance(scores, dict) else row.get(dimension)
-        if value is None:
-            continue
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise InputError(f"{path}:{number}: the label {dimension!r} must be a number, got {value!r}")
+    for number, row, value in dimension_labels(path, dimension, scale=scale, what="labelled outputs"):
         if not isinstance(row.get("output"), str) or not isinstance(row.get("source"), str):
             raise InputError(f"{path}:{number}: a labelled output needs 'output' and 'source' strings to compute its signals")
         context = row.get("context") if isinstance(row.get("context"), str) else None
         items.append(JudgeItem(output=row["output"], source=row["source"], reference=row.get("reference"), context=context, id=str(row.get("id", number))))
-        labels.append(float(value))
+        labels.append(value)
         groups.append(str(row.get("doc_id", f"line{number}")))
-    if not items:
-        raise InputError(f"{path} has no label for dimension {dimension!r} (expected scores.{dimension} or {dimension} on each line)")
     return items, labels, groups
 
 
@@ -71,9 +65,10 @@ async def refit(
     the top level, ``doc_id`` as the group); ``scale`` is the human scale (default: the lowest and highest
     label), ``min_items`` the fewest labels a fit accepts, ``seed`` fixes the folds. Returns a :class:`Refit`:
     the fit with each raw signal's agreement on the same labels. Raises
-    :class:`~judgesdk.core.errors.InputError` for too few or malformed labels and
+    :class:`~judgesdk.core.errors.InputError` for too few or malformed labels (read as the gate reads them: finite
+    numbers, each item once), a ``scale`` that is not two finite numbers, low below high, or a label outside it, and
     :class:`~judgesdk.core.errors.ConfigError` when the provider's model file has no known sha256."""
-    items, labels, groups = labelled_items(human, dimension)
+    items, labels, groups = labelled_items(human, dimension, scale)
     if len(items) < min_items:
         raise InputError(f"{dimension}: {len(items)} labelled items; a fit needs at least {min_items} (--min-items)")
     sha = model_sha256(provider)

@@ -6,7 +6,9 @@ place in the chain; None: never detected). The built-in adapters declare OpenAI'
 embedded local model.
 
 Detecting must not import an adapter (each imports its vendor's SDK, seconds for some), so a spec the registry
-knows by ``"module:attribute"`` name is read here from its module's source, with :mod:`ast`, never executed:
+knows by ``"module:attribute"`` name is read here from its module's source, with :mod:`tokenize`, never executed
+(not with :mod:`ast`: CPython 3.11 before 3.11.8 can fail an ``ast.parse`` that runs while another thread builds
+a syntax tree, as ``traceback`` does, with "AST constructor recursion depth mismatch"; tokenizing is pure Python):
 ``detect_env`` and ``detect_order`` are written as literals in the ``ProviderSpec(...)`` call (a spec reached
 through ``from .x import PROVIDER``, as a lazy face re-exports it, is followed to ``x``).
 ``tests/provider/test_detection.py`` checks that what is read here is what each loaded spec says. A spec
@@ -15,9 +17,10 @@ registered as an object is read directly; kinds of installed packages (entry poi
 
 from __future__ import annotations
 
-import ast
 import importlib.util
-from collections.abc import Mapping
+import tokenize
+from collections.abc import Mapping, Sequence
+from functools import cache
 from pathlib import Path
 
 from judgesdk.core import ConfigError
@@ -58,41 +61,93 @@ def _read(module: str, attribute: str, seen: set[str]) -> Detection:
         raise ConfigError(f"{module}:{attribute} imports itself in a loop")
     seen.add(module)
     path = _source(module)
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    for node in tree.body:
-        value = _assigned(node, attribute)
-        if isinstance(value, ast.Call):
-            return _fields(value, f"{module}:{attribute}")
-    for found in ast.walk(tree):  # re-exported, at module level or under ``if TYPE_CHECKING:`` (a lazy face)
-        if isinstance(found, ast.ImportFrom) and any(alias.name == attribute and alias.asname in (None, attribute) for alias in found.names):
-            base = module if path.name == "__init__.py" else module.rpartition(".")[0]
-            for _ in range(max(found.level - 1, 0)):
-                base = base.rpartition(".")[0]
-            origin = (f"{base}.{found.module}" if found.module else base) if found.level else (found.module or "")
-            return _read(origin, attribute, seen)
+    tokens = _tokens(str(path))
+    where = f"{module}:{attribute}"
+    for start in range(len(tokens) - 3):
+        name, equals, _callee, paren = tokens[start : start + 4]
+        if (name.type, name.string, name.start[1], equals.string, paren.string) == (tokenize.NAME, attribute, 0, "=", "("):
+            return _fields(tokens, start + 4, where)
+    origin = _reexported_from(tokens, attribute, module if path.name == "__init__.py" else module.rpartition(".")[0])
+    if origin is not None:  # re-exported, at module level or under ``if TYPE_CHECKING:`` (a lazy face)
+        return _read(origin, attribute, seen)
     raise ConfigError(f"{module} declares no {attribute} = ProviderSpec(...) that can be read without importing it")
 
 
-def _assigned(node: ast.stmt, attribute: str) -> ast.expr | None:
-    if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == attribute for t in node.targets):
-        return node.value
-    if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.target.id == attribute:
-        return node.value
-    return None
+@cache
+def _tokens(path: str) -> tuple[tokenize.TokenInfo, ...]:
+    """The significant tokens of the file at ``path`` (comments and line breaks inside brackets dropped), read once."""
+    skip = {tokenize.COMMENT, tokenize.NL, tokenize.ENCODING}
+    with open(path, "rb") as handle:
+        return tuple(t for t in tokenize.tokenize(handle.readline) if t.type not in skip)
 
 
-def _fields(call: ast.Call, where: str) -> Detection:
+def _fields(tokens: Sequence[tokenize.TokenInfo], first: int, where: str) -> Detection:
+    """The literal ``detect_env`` and ``detect_order`` keywords of the call whose arguments start at ``first``."""
     found: dict[str, object] = {}
-    for keyword in call.keywords:
-        if keyword.arg in _FIELDS:
-            try:
-                found[keyword.arg] = ast.literal_eval(keyword.value)
-            except ValueError:
-                raise ConfigError(f"{where}: write {keyword.arg} as a literal, so detecting the kind imports no adapter") from None
+    depth, index = 1, first
+    while index < len(tokens) and depth:
+        token = tokens[index]
+        if token.string in ("(", "[", "{"):
+            depth += 1
+        elif token.string in (")", "]", "}"):
+            depth -= 1
+        elif depth == 1 and token.type == tokenize.NAME and token.string in _FIELDS and tokens[index + 1].string == "=":
+            value, after = tokens[index + 2], tokens[index + 3]
+            if after.string not in (",", ")"):
+                raise ConfigError(f"{where}: write {token.string} as a literal, so detecting the kind imports no adapter")
+            found[token.string] = _literal(value, token.string, where)
+            index += 2
+        index += 1
     variable, order = found.get("detect_env"), found.get("detect_order")
     if not isinstance(variable, (str, type(None))) or not isinstance(order, (int, type(None))):
         raise ConfigError(f"{where}: detect_env is a variable's name or None, detect_order an integer or None")
     return variable, order
+
+
+def _literal(token: tokenize.TokenInfo, field: str, where: str) -> object:
+    """A plain string, integer or ``None`` written as one token; anything else is refused, naming ``field``."""
+    text = token.string
+    if token.type == tokenize.NAME and text == "None":
+        return None
+    if token.type == tokenize.NUMBER and text.isdigit():
+        return int(text)
+    if token.type == tokenize.STRING and len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'" and "\\" not in text:
+        return text[1:-1]
+    raise ConfigError(f"{where}: write {field} as a literal, so detecting the kind imports no adapter")
+
+
+def _reexported_from(tokens: Sequence[tokenize.TokenInfo], attribute: str, package: str) -> str | None:
+    """The module a ``from X import ... attribute ...`` in ``tokens`` names, resolved against ``package`` (the
+    package of the module read), or None."""
+    for index, token in enumerate(tokens):
+        if token.type != tokenize.NAME or token.string != "from":
+            continue
+        cursor, dots, parts = index + 1, 0, []
+        while tokens[cursor].string in (".", "..."):
+            dots += len(tokens[cursor].string)
+            cursor += 1
+        while tokens[cursor].type == tokenize.NAME and tokens[cursor].string != "import":
+            parts.append(tokens[cursor].string)
+            cursor += 1 + (tokens[cursor + 1].string == ".")
+        if tokens[cursor].string != "import":
+            continue
+        names, cursor = [], cursor + 1
+        while tokens[cursor].type not in (tokenize.NEWLINE, tokenize.ENDMARKER):
+            if tokens[cursor].type == tokenize.NAME:
+                renamed = tokens[cursor + 1].string == "as"
+                names.append((tokens[cursor].string, tokens[cursor + 2].string if renamed else tokens[cursor].string))
+                cursor += 3 if renamed else 1
+            else:
+                cursor += 1
+        if (attribute, attribute) not in names:
+            continue
+        if not dots:
+            return ".".join(parts)
+        base = package
+        for _ in range(dots - 1):
+            base = base.rpartition(".")[0]
+        return ".".join([base, *parts]) if parts else base
+    return None
 
 
 def _source(module: str) -> Path:

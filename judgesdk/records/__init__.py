@@ -47,7 +47,7 @@ from judgesdk.core import lazy as _lazy
 
 if TYPE_CHECKING:
     from judgesdk.records.inputs import content_hash, item_ids, read_items, read_objects, read_predictions, read_utf8
-    from judgesdk.records.labels import HumanLabels, load_labelled, read_labels
+    from judgesdk.records.labels import HumanLabels, dimension_labels, load_labelled, read_labels
     from judgesdk.records.ledger import Ledger, append, encode_row
     from judgesdk.records.results import RESULTS_FORMAT, Results, read_results, to_result
     from judgesdk.records.rows import (
@@ -64,7 +64,7 @@ if TYPE_CHECKING:
         row_for,
         row_id,
     )
-    from judgesdk.records.schema import JOIN_FIELDS, ResultRow, RowDistribution, cell_id, finite_or_none, join_key, parse_row
+    from judgesdk.records.schema import JOIN_FIELDS, ResultRow, RowDistribution, cell_id, distribution_problem, finite_or_none, join_key, parse_row
 
 __all__ = [
     "append",
@@ -73,6 +73,8 @@ __all__ = [
     "cell_id",
     "composite_id",
     "content_hash",
+    "dimension_labels",
+    "distribution_problem",
     "done_ids",
     "encode_row",
     "FINAL_VERDICTS",
@@ -108,11 +110,11 @@ __getattr__, __dir__ = _lazy(
     __name__,
     {
         **dict.fromkeys(("content_hash", "item_ids", "read_items", "read_objects", "read_predictions", "read_utf8",), "judgesdk.records.inputs"),
-        **dict.fromkeys(("HumanLabels", "load_labelled", "read_labels",), "judgesdk.records.labels"),
+        **dict.fromkeys(("HumanLabels", "dimension_labels", "load_labelled", "read_labels",), "judgesdk.records.labels"),
         **dict.fromkeys(("Ledger", "append", "encode_row",), "judgesdk.records.ledger"),
         **dict.fromkeys(("RESULTS_FORMAT", "Results", "read_results", "to_result",), "judgesdk.records.results"),
         **dict.fromkeys(("Ask", "FINAL_VERDICTS", "asks_in", "composite_id", "done_ids", "is_final", "latest", "parse_rows", "read_rows", "result_line", "row_for", "row_id",), "judgesdk.records.rows"),
-        **dict.fromkeys(("JOIN_FIELDS", "ResultRow", "RowDistribution", "cell_id", "finite_or_none", "join_key", "parse_row",), "judgesdk.records.schema"),
+        **dict.fromkeys(("JOIN_FIELDS", "ResultRow", "RowDistribution", "cell_id", "distribution_problem", "finite_or_none", "join_key", "parse_row",), "judgesdk.records.schema"),
     },
     globals(),
 )

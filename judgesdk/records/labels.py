@@ -2,9 +2,11 @@
 
 * :func:`read_labels`: a labels JSONL, one ``{"id": ..., "label": number}`` per line (what ``judgesdk
   label-slice`` writes, with the labels filled in), read by the corrected gates and the jury's weights.
-* :func:`load_labelled`: a results file joined to a human file on ``(doc_id, system_id)`` or ``id``, the
-  label as ``scores.<dimension>`` (the ``../shared/data`` layout) or a top-level ``<dimension>`` field, read
-  by ``judgesdk calibrate`` (:mod:`judgesdk.meta.calibration`).
+* :func:`dimension_labels`: a human file with the label as ``scores.<dimension>`` (the ``../shared/data``
+  layout) or a top-level ``<dimension>`` field, each label checked as :func:`read_labels` checks it, each item
+  once, optionally inside a scale: what ``judgesdk calibrate`` (plain and ``--fused``) reads.
+* :func:`load_labelled`: a results file joined to such a human file on ``(doc_id, system_id)`` or ``id``, read
+  by ``judgesdk calibrate`` (:mod:`judgesdk.meta.calibration`); a label for an item the results lack is refused.
 
 Every problem is an :class:`~judgesdk.core.errors.InputError` naming the file, the line and what to fix.
 """
@@ -22,7 +24,7 @@ from judgesdk.records.inputs import read_objects
 from judgesdk.records.results import latest_rows, read_results
 from judgesdk.records.schema import ResultRow, join_key
 
-__all__ = ["HumanLabels", "LabelledSet", "load_labelled", "read_labels"]
+__all__ = ["HumanLabels", "LabelledSet", "dimension_labels", "load_labelled", "read_labels"]
 
 
 class HumanLabels(BaseModel):
@@ -51,20 +53,76 @@ def read_labels(path: str | Path) -> HumanLabels:
         key = str(row["id"])
         if "label" not in row:
             raise InputError(f"{where}: item {key!r} has no label field; write {{\"id\": ..., \"label\": <number>}}")
-        label = row["label"]
-        if label is None:
+        if row["label"] is None:
             raise InputError(f"{where}: item {key!r} is not labelled yet (label is null): fill it in or remove the line")
-        if isinstance(label, str):
-            try:
-                label = float(label.strip())
-            except ValueError:
-                raise InputError(f"{where}: label of {key!r} must be a number on the human scale, got {row['label']!r}") from None
-        if isinstance(label, bool) or not isinstance(label, (int, float)) or not math.isfinite(label):
-            raise InputError(f"{where}: label of {key!r} must be a finite number on the human scale, got {row['label']!r}")
+        label = _number(row["label"], where, key)
         if key in values:
             raise InputError(f"{where}: item {key!r} is labelled twice; keep one line per item")
-        values[key] = float(label)
+        values[key] = label
     return HumanLabels(path=str(p), values=values)
+
+
+def _number(value: Any, where: str, key: str) -> float:
+    """A label as a finite float (a numeric string read as its number), else an InputError naming ``where``: the
+    one value check of every human label file (:func:`read_labels`, :func:`dimension_labels`)."""
+    label = value
+    if isinstance(label, str):
+        try:
+            label = float(label.strip())
+        except ValueError:
+            raise InputError(f"{where}: label of {key!r} must be a number on the human scale, got {value!r}") from None
+    if isinstance(label, bool) or not isinstance(label, (int, float)) or not math.isfinite(label):
+        raise InputError(f"{where}: label of {key!r} must be a finite number on the human scale, got {value!r}")
+    return float(label)
+
+
+def _shown(row: dict[str, Any], number: int) -> str:
+    """How a message names a label line's item: its id, else doc_id/system_id, else its line."""
+    if row.get("id") is not None:
+        return str(row["id"])
+    key = join_key(row)
+    return "/".join(key) if key is not None else f"line {number}"
+
+
+def dimension_labels(
+    path: str | Path, dimension: str, *, scale: tuple[float, float] | None = None, what: str = "human labels"
+) -> list[tuple[int, dict[str, Any], float]]:
+    """The labels for ``dimension`` in a human file, read as strictly as :func:`read_labels` reads a slice's.
+
+    ``path``: a JSONL file, the label as ``scores.<dimension>`` or a top-level ``<dimension>`` field (a line without
+    it, or with it null, labels nothing for ``dimension`` and is passed over); ``scale``: the human scale (low,
+    high), two finite numbers, low below high, that every label must lie inside (None: unchecked); ``what``: how
+    messages name the file. Returns ``(line number, line, label)`` per labelled line, in file order. An InputError
+    names the line and what to fix: a label that is not a number or not finite, an item (its ``(doc_id,
+    system_id)`` or its ``id``) labelled twice, a label outside ``scale``; a bad ``scale``, or no label at all.
+    """
+    if scale is not None:
+        low, high = scale
+        if not (math.isfinite(low) and math.isfinite(high) and low < high):
+            raise InputError(f"the human scale must be two finite numbers LOW,HIGH with low below high (e.g. --scale 1,5), got {low:g},{high:g}")
+    p = Path(path)
+    found: list[tuple[int, dict[str, Any], float]] = []
+    seen: dict[str, int] = {}
+    for number, row in read_objects(p, what):
+        scores = row.get("scores")
+        value = scores.get(dimension) if isinstance(scores, dict) else row.get(dimension)
+        if value is None:
+            continue
+        where, item = f"{p}:{number}", _shown(row, number)
+        label = _number(value, where, item)
+        for key in _keys(row):
+            if key in seen:
+                raise InputError(f"{where}: item {item!r} is labelled twice (also on line {seen[key]}); keep one line per item")
+            seen[key] = number
+        if scale is not None and not scale[0] <= label <= scale[1]:
+            raise InputError(
+                f"{where}: item {item!r} has label {label:g}, outside the scale {scale[0]:g}-{scale[1]:g}; correct the label, "
+                "or give the scale the labels are on (--scale LOW,HIGH)"
+            )
+        found.append((number, row, label))
+    if not found:
+        raise InputError(f"{p} has no label for dimension {dimension!r} (expected scores.{dimension} or {dimension} on each line)")
+    return found
 
 
 class LabelledSet(BaseModel):
@@ -76,10 +134,6 @@ class LabelledSet(BaseModel):
     n_results: int
     n_unscored: int  # judge results without a score (unparsed, error)
     n_unmatched: int  # scored results with no human label for the dimension
-
-
-def _rows(path: Path, what: str) -> list[dict[str, Any]]:
-    return [row for _, row in read_objects(path, what)]
 
 
 def _result_rows(path: Path) -> list[ResultRow]:
@@ -109,14 +163,6 @@ def _result_keys(row: ResultRow) -> list[str]:
     return keys if row.id is None else [*keys, f"id:{row.id}"]
 
 
-def _label(row: dict[str, Any], dimension: str) -> float | None:
-    scores = row.get("scores")
-    value = scores.get(dimension) if isinstance(scores, dict) else row.get(dimension)
-    if value is None or isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        return None
-    return float(value)
-
-
 def _select_criterion(rows: list[ResultRow], criterion: str | None, path: Path) -> list[ResultRow]:
     """The rows to calibrate on: those on ``criterion`` (else the file's one criterion), of one run, the latest per item."""
     if criterion is not None:
@@ -141,7 +187,9 @@ def load_labelled(judge_results: str | Path, human: str | Path, dimension: str, 
     """Join a judge results JSONL (``judgesdk score -o``) to human labels on (doc_id, system_id) or ``id``.
 
     Human lines carry the label as ``scores.<dimension>`` (the ``../shared/data`` layout) or as a
-    top-level ``<dimension>`` field.
+    top-level ``<dimension>`` field, read by :func:`dimension_labels` (a label that is no finite number, or an item
+    labelled twice, is refused); every labelled line needs a join key, and a label for an item the results do not
+    hold is refused (as the gate refuses a slice's).
 
     ``judge_results``: the results file or folder; ``human``: the human labels JSONL; ``dimension``: the label to
     read from it; ``criterion``: which criterion's results to join (None: the file's only one; several are an
@@ -150,13 +198,21 @@ def load_labelled(judge_results: str | Path, human: str | Path, dimension: str, 
     """
     results = _select_criterion(_result_rows(Path(judge_results)), criterion, Path(judge_results))
     labels: dict[str, float] = {}
-    for row in _rows(Path(human), "human labels"):
-        value = _label(row, dimension)
-        if value is not None:
-            for key in _keys(row):
-                labels.setdefault(key, value)
-    if not labels:
-        raise InputError(f"{human} has no label for dimension {dimension!r} (expected scores.{dimension} or {dimension} on each line)")
+    lines: list[tuple[str, list[str]]] = []
+    for number, row, value in dimension_labels(human, dimension):
+        keys = _keys(row)
+        if not keys:
+            raise InputError(f"{human}:{number}: a label line needs an id, or doc_id and system_id, to join it to the judge results")
+        labels.update(dict.fromkeys(keys, value))
+        lines.append((f"{_shown(row, number)!r} (line {number})", keys))
+    known = {key for result in results for key in _result_keys(result)}
+    foreign = [item for item, keys in lines if not known.intersection(keys)]
+    if foreign:
+        shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
+        raise InputError(
+            f"{human}: {len(foreign)} labelled item(s) are not in the judge results {judge_results}: {shown}; label items "
+            "of these results, with their doc_id and system_id or id as the results hold them"
+        )
     out = LabelledSet(scores=[], labels=[], keys=[], n_results=len(results), n_unscored=0, n_unmatched=0)
     for result in results:
         score = result.score  # a finite number or None (the reader refuses any other)

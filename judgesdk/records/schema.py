@@ -39,6 +39,37 @@ def _finite(value: Any, where: str, field: str) -> float:
     return number
 
 
+def _probability(value: Any, where: str, field: str) -> float:
+    """One probability of a row's distribution: a finite number from 0 to 1 (a negative, infinite or larger one is
+    no probability, and would make every measure read from the distribution, its entropy first, meaningless)."""
+    number = _finite(value, where, field)
+    if not 0.0 <= number <= 1.0:
+        raise InputError(f"{where}: {field} must be a probability from 0 to 1, got {number!r}; the row's distribution is no label distribution")
+    return number
+
+
+def distribution_problem(row: Mapping[str, Any], where: str = "result row") -> str | None:
+    """Why ``row``'s ``distribution`` is no label distribution, as every reader of results reads it
+    (:class:`RowDistribution`: probabilities finite numbers from 0 to 1, coverage and entropy finite numbers), or
+    None when it is one or the row has none. For readers that keep rows as the file holds them (the viewer), so that
+    they can skip such a row with this one line instead of failing on it later.
+
+    ``row``: the row as read from the file; ``where``: the file and row, which the returned line starts with."""
+    value = row.get("distribution")
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        return f"{where}: distribution must be an object with probs, coverage and entropy (as judgesdk score writes it) or null"
+    try:
+        RowDistribution.model_validate(dict(value), context={"where": where})
+    except InputError as exc:
+        return str(exc)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        return f"{where}: distribution.{'.'.join(str(p) for p in first['loc'])}: {first['msg']}"
+    return None
+
+
 def _text(value: Any) -> str | None:
     """A name or id field as text (a number such as 0 included), as :func:`row_id` reads ids."""
     return None if value is None else value if isinstance(value, str) else str(value)
@@ -77,9 +108,9 @@ class RowDistribution(_PassesThrough):
         if value is None:
             return None
         if isinstance(value, dict):
-            return {str(label): _finite(p, where, "distribution.probs[]") for label, p in value.items()}
+            return {str(label): _probability(p, where, "distribution.probs[]") for label, p in value.items()}
         if isinstance(value, list):
-            return [_finite(p, where, "distribution.probs[]") for p in value]
+            return [_probability(p, where, "distribution.probs[]") for p in value]
         raise InputError(f"{where}: distribution.probs must be an object {{label: probability}} or a list of probabilities")
 
     @field_validator("coverage", "entropy", mode="before")

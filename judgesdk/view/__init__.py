@@ -37,7 +37,7 @@ from judgesdk.core import lazy as _lazy
 if TYPE_CHECKING:
     from judgesdk.view.data import page_data
     from judgesdk.view.html import render_page
-    from judgesdk.view.load import Run, read_card, read_inputs, read_run, read_verdict, stamp
+    from judgesdk.view.load import Run, read_card, read_inputs, read_run, read_verdict, refuse_an_input_as_output, stamp
     from judgesdk.view.server import LiveData, make_server
 
 __all__ = [
@@ -48,6 +48,7 @@ __all__ = [
     "read_inputs",
     "read_run",
     "read_verdict",
+    "refuse_an_input_as_output",
     "render_page",
     "Run",
     "stamp",
@@ -58,7 +59,7 @@ __getattr__, __dir__ = _lazy(
     {
         "page_data": "judgesdk.view.data",
         "render_page": "judgesdk.view.html",
-        **dict.fromkeys(("Run", "read_card", "read_inputs", "read_run", "read_verdict", "stamp",), "judgesdk.view.load"),
+        **dict.fromkeys(("Run", "read_card", "read_inputs", "read_run", "read_verdict", "refuse_an_input_as_output", "stamp",), "judgesdk.view.load"),
         **dict.fromkeys(("LiveData", "make_server",), "judgesdk.view.server"),
     },
     globals(),

@@ -427,6 +427,8 @@ def page_data(
         notes.append(f"{run.name} holds rows of {len(run.asked)} questions (criterion/method/judge configuration); the latest row per item and criterion is shown")
     if run.skipped:
         notes.append(f"{run.skipped} line(s) of {run.name} were not JSON (a line cut by a crash) and were skipped")
+    if run.dropped:
+        notes.append(f"{len(run.dropped)} row(s) of {run.name} were left out: their distribution is no label distribution (first: {run.dropped[0]})")
     if review_notes:
         notes.append(f"{review_notes} row(s) could not be read as results for the review flag; their details say why")
     if inputs is not None:

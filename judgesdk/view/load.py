@@ -12,7 +12,8 @@ records reader (:func:`judgesdk.records.read_results`), and the latest row per `
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,7 @@ from judgesdk.core import InputError
 from judgesdk.distributed import read_folder
 from judgesdk.gate import Verdict
 from judgesdk.meta import Card
-from judgesdk.records import read_items, read_results, row_id
+from judgesdk.records import distribution_problem, read_items, read_results, row_id
 
 Key = tuple[str, str]  # (item id, criterion or "")
 TEXT_FIELDS = ("output", "source", "reference", "context")
@@ -38,6 +39,7 @@ class Run:
     rows: dict[Key, dict[str, Any]]
     n_lines: int  # rows read, superseded ones included
     skipped: int  # lines that were not JSON (a line cut by a crash)
+    dropped: list[str] = field(default_factory=list)  # rows left out, one line each saying why (a distribution that is none)
     asked: dict[str, int] = field(default_factory=dict)  # question key -> rows answering it (latest rows only)
 
 
@@ -63,7 +65,9 @@ def read_run(path: str | Path, name: str | None = None) -> Run:
 
     ``path`` may also be a URL (``s3://...``) of a folder a Ray run wrote; ``name``: what the page calls the run,
     by default ``path`` as given. Rows are read leniently: a row that does not validate is kept as the file holds
-    it, and lines that are not JSON are counted in ``skipped``. Returns the :class:`Run`; an :class:`InputError`
+    it, and lines that are not JSON are counted in ``skipped``; but a row whose distribution is no label
+    distribution (a negative or infinite probability: :func:`judgesdk.records.distribution_problem`) is left out,
+    its one line in :attr:`Run.dropped`, since nothing the page draws from it would mean anything. Returns the :class:`Run`; an :class:`InputError`
     when there are no results files."""
     if "://" in str(path):  # a Ray run written to s3://... or another filesystem pyarrow reaches
         parts = [(f.path, f.rows, f.unreadable) for f in read_folder(str(path))]
@@ -79,10 +83,15 @@ def read_run(path: str | Path, name: str | None = None) -> Run:
             parts.append((str(file), read.raw, read.skipped))
     rows: dict[Key, dict[str, Any]] = {}
     n_lines = skipped = 0
-    for _, found, lost in parts:
+    dropped: list[str] = []
+    for file, found, lost in parts:
         n_lines += len(found)
         skipped += lost
-        for row in found:
+        for number, row in enumerate(found, start=1):
+            problem = distribution_problem(row, f"{file}: row {number}")
+            if problem is not None:
+                dropped.append(problem)
+                continue
             item = row_id(row)
             if item is not None:
                 rows[(item, str(row.get("criterion") or ""))] = row
@@ -90,7 +99,7 @@ def read_run(path: str | Path, name: str | None = None) -> Run:
     for row in rows.values():
         key = str(row.get("asked") or "")
         asked[key] = asked.get(key, 0) + 1
-    return Run(name=str(name if name is not None else path), files=[p[0] for p in parts], rows=rows, n_lines=n_lines, skipped=skipped, asked=asked)
+    return Run(name=str(name if name is not None else path), files=[p[0] for p in parts], rows=rows, n_lines=n_lines, skipped=skipped, asked=asked, dropped=dropped)
 
 
 def stamp(path: str | Path) -> tuple[tuple[str, int, int], ...]:
@@ -113,6 +122,36 @@ def stamp(path: str | Path) -> tuple[tuple[str, int, int], ...]:
             continue
         found.append((str(f), st.st_size, st.st_mtime_ns))
     return tuple(found)
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        if a.resolve() == b.resolve():
+            return True
+        return a.exists() and b.exists() and os.path.samefile(a, b)  # a hard link, or another name the OS resolves
+    except (OSError, RuntimeError):  # a symlink loop or an unreadable path: not known to be the same
+        return False
+
+
+def refuse_an_input_as_output(output: str | Path, named: Sequence[tuple[str, str | Path | None]], flag: str = "-o") -> None:
+    """An :class:`InputError` when ``output`` is a file the page is read from (writing the page there would
+    overwrite it), before anything is written; None otherwise.
+
+    ``output``: where the page would be written; ``named``: (what the command line calls it, the path given) for
+    each input: a run is checked file by file (:func:`run_files`: a folder's results files, ``judgesdk card``'s
+    per-criterion files), a remote run or a None path is passed over; ``flag``: the option that named ``output``."""
+    target = Path(output)
+    for what, given in named:
+        if given is None or "://" in str(given):
+            continue
+        path = Path(given)
+        try:
+            files = [path, *run_files(path)] if what.startswith("RESULTS") else [path]
+        except InputError:  # a run that is not there: reading it says so
+            files = [path]
+        for file in files:
+            if _same_file(target, file):
+                raise InputError(f"{flag} {output} is the {what} file {file}: writing the page there would overwrite it; choose another path, e.g. {flag} {target.with_name(target.stem + '-view.html')}")
 
 
 def read_inputs(path: str | Path) -> dict[str, dict[str, str]]:

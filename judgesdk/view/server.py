@@ -51,6 +51,11 @@ class LiveData:
                     self.error = str(exc)
                     if not self.data:
                         raise
+                except Exception as exc:  # anything else a file can provoke: the server stays up on the last good data
+                    if not self.data:
+                        raise
+                    self.error = f"the page could not be rebuilt ({type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}); showing the last good data"
+                    log.warning("judgesdk view: %s", self.error)
                 else:
                     self._seen, self.error = now, None
                     data["version"] = hashlib.sha256(repr(now).encode()).hexdigest()[:16]
@@ -104,6 +109,9 @@ def make_server(live: LiveData, host: str = "127.0.0.1", port: int = 0) -> Threa
             try:
                 data, body = live.current()
             except InputError as exc:
+                if path == "/healthz":  # the server is up: say so, and why there is no page
+                    self._send(HTTPStatus.OK, json.dumps({"rows": 0, "version": None, "error": str(exc)}).encode(), "application/json")
+                    return
                 self._send(HTTPStatus.SERVICE_UNAVAILABLE, f"{exc}\n".encode(), "text/plain; charset=utf-8")
                 return
             etag = f'"{data.get("version", "")}"'

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from conftest import need
 
 from judgesdk.core.types import Criterion, Scale
 from judgesdk.judging.judge import Judge
@@ -110,9 +111,9 @@ MALFORMED: dict[str, tuple[Callable[[dict[str, Any]], Any], Callable[[dict[str, 
 
 
 def _route_or_skip(route: str) -> None:
-    pytest.importorskip("openai")
+    need("openai")
     if route.startswith("litellm"):
-        pytest.importorskip("litellm")
+        need("litellm")
 
 
 def _body(request: RawRequest, row: str) -> bytes:

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import need
 from pydantic import ValidationError
 
 from judgesdk.cli.compare import _text_or_file
@@ -80,7 +81,7 @@ def sent_headers(server: BatchServer, path: str) -> list[dict[str, str]]:
 
 
 def test_openai_at_a_custom_base_url_never_gets_the_environment_key(server, monkeypatch, tmp_path):
-    pytest.importorskip("openai")
+    need("openai")
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     judge_once({"kind": "openai", "model": "m", "base_url": server.openai_base_url}, tmp_path)
     for headers in sent_headers(server, "/v1/chat/completions"):
@@ -89,7 +90,7 @@ def test_openai_at_a_custom_base_url_never_gets_the_environment_key(server, monk
 
 
 def test_openai_at_a_custom_base_url_gets_the_key_api_key_env_names(server, monkeypatch, tmp_path):
-    pytest.importorskip("openai")
+    need("openai")
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     monkeypatch.setenv("MY_SERVER_KEY", "server-key")
     judge_once({"kind": "openai", "model": "m", "base_url": server.openai_base_url, "api_key_env": "MY_SERVER_KEY"}, tmp_path)
@@ -97,7 +98,7 @@ def test_openai_at_a_custom_base_url_gets_the_key_api_key_env_names(server, monk
 
 
 def test_the_cli_base_url_flag_never_sends_the_environment_key(server, monkeypatch, items, capsys):
-    pytest.importorskip("openai")
+    need("openai")
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     argv = ["score", items, "--provider", "openai", "--model", "m", "--base-url", server.openai_base_url, "--method", "direct", "--no-cache", "--quiet"]
     code, out, err = run(argv, capsys)
@@ -106,14 +107,14 @@ def test_the_cli_base_url_flag_never_sends_the_environment_key(server, monkeypat
 
 
 def test_the_default_openai_host_still_reads_openai_api_key(monkeypatch):
-    pytest.importorskip("openai")
+    need("openai")
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     assert build_adapter(ProviderConfig(kind="openai")).client.api_key == SECRET
     assert build_adapter(ProviderConfig(kind="openai", base_url="https://api.openai.com/v1")).client.api_key == SECRET
 
 
 def test_anthropic_at_a_custom_base_url_never_gets_the_environment_key(server, monkeypatch, tmp_path):
-    pytest.importorskip("anthropic")
+    need("anthropic")
     monkeypatch.setenv("ANTHROPIC_API_KEY", SECRET)
     judge_once({"kind": "anthropic", "model": "claude-test", "base_url": server.origin}, tmp_path)
     for headers in sent_headers(server, "/v1/messages"):  # the SDK sends x-api-key or a bearer token
@@ -124,7 +125,7 @@ def test_anthropic_at_a_custom_base_url_never_gets_the_environment_key(server, m
 
 
 def test_litellm_at_a_custom_base_url_never_gets_the_routes_environment_key(server, monkeypatch, tmp_path):
-    pytest.importorskip("litellm")
+    need("litellm")
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     judge_once({"kind": "litellm", "model": "openai/m", "base_url": server.openai_base_url}, tmp_path)
     for headers in sent_headers(server, "/v1/chat/completions"):
@@ -132,7 +133,7 @@ def test_litellm_at_a_custom_base_url_never_gets_the_routes_environment_key(serv
 
 
 def test_an_unset_api_key_env_is_named_and_no_other_key_is_sent(server, monkeypatch, tmp_path):
-    pytest.importorskip("openai")
+    need("openai")
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     monkeypatch.delenv("MY_SERVER_KEY", raising=False)
     config = {"providers": [{"kind": "openai", "model": "m", "base_url": server.openai_base_url, "api_key_env": "MY_SERVER_KEY"}]}
@@ -410,7 +411,8 @@ CATALOGUE = [
     Case("label-slice -o a directory", lambda f: ["label-slice", "--results", f.results(), "--n", "1", "-o", f.root], 3, ("-o", "is a directory", "slice-labels.jsonl")),
     Case("calibrate -o a directory", lambda f: ["calibrate", "--judge-results", f.results(), "--human", f.human(), "--dimension", "quality", "-o", f.root], 3,
          ("-o", "is a directory", "calibration.json")),  # fmt: skip
-    Case("calibrate on too few labels", lambda f: ["calibrate", "--judge-results", f.results(), "--human", f.human(), "--dimension", "quality", "-o", f.root / "c.json"], 3,
+    Case("calibrate on too few labels", lambda f: ["calibrate", "--judge-results", f.results(), "--human", f.text("h.jsonl", '{"id": "1", "quality": 4}\n'),
+                                                   "--dimension", "quality", "-o", f.root / "c.json"], 3,
          ("at least 10 labelled items", "label more items")),  # fmt: skip
     # a results file with a line that is not a whole JSON row: refused by every reader that compares or decides (issue 28)
     Case("diff a results file with a cut middle line", lambda f: ["diff", f.results(), f.text("cut.jsonl", CUT_MIDDLE)], 3,
@@ -614,7 +616,7 @@ def _apply_env(case: Case, f: Files, monkeypatch) -> None:
 @pytest.mark.parametrize("case", list(_params()))
 def test_a_hostile_input_gets_its_exit_code_and_a_message_that_says_what_to_fix(case, tmp_path, monkeypatch, capsys, canned_kind):
     if case.needs:
-        pytest.importorskip(case.needs)
+        need(case.needs)
     f = Files(tmp_path)
     _apply_env(case, f, monkeypatch)
     if case.serve is not None:

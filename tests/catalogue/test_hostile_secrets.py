@@ -13,6 +13,7 @@ import json
 from typing import Any
 
 import pytest
+from conftest import need
 
 from judgesdk.core.types import Criterion, JudgeResult, Scale, Usage
 from judgesdk.judging.judge import Judge
@@ -52,7 +53,7 @@ def echoing(request: RawRequest) -> Reply:
 def judged(route: str, base_url: str) -> JudgeResult:
     provider, prefix, _, package = ROUTES[route]
     if package:
-        pytest.importorskip(package)
+        need(package)
     config = {
         "providers": [{**provider, "base_url": base_url + prefix, "api_key_env": KEY_ENV}],
         "cache": {"enabled": False},
@@ -103,9 +104,9 @@ def test_secrets_a_refusal_reason_carrying_the_key_is_never_stored_in_notes(rout
 
 
 def test_secrets_serve_never_forwards_an_echoed_upstream_key_to_clients_or_the_record(tmp_path):
-    httpx = pytest.importorskip("httpx")
-    pytest.importorskip("starlette")
-    pytest.importorskip("uvicorn")
+    httpx = need("httpx")
+    need("starlette")
+    need("uvicorn")
     from support.serve_process import JudgesdkServe
 
     client_env, client_key = "JUDGESDK_TEST_SERVE_CLIENT_KEY", "sk-serve-client-77aa"

@@ -15,6 +15,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from conftest import need
 
 from judgesdk.core.errors import ProviderError, parse_retry_after
 from judgesdk.core.types import JudgeItem
@@ -229,7 +230,7 @@ def test_28_a_null_logprob_token_is_one_line_naming_the_field(tmp_path, items, c
 
 @pytest.mark.parametrize("message", [{"content": None}, {"content": [{"type": "text", "text": None}]}, {"usage": None}], ids=["content", "text", "usage"])
 def test_28_a_malformed_anthropic_reply_is_one_line_naming_the_field(message, tmp_path, items, capsys):
-    pytest.importorskip("anthropic")
+    need("anthropic")
     reply = {"id": "m1", "type": "message", "role": "assistant", "model": "claude-x", "stop_reason": "end_turn",
              "content": [{"type": "text", "text": "4"}], "usage": {"input_tokens": 3, "output_tokens": 1}, **message}  # fmt: skip
     with RawServer(lambda request: Reply(200, json_body=reply)) as server:
@@ -310,7 +311,7 @@ def test_17_an_output_that_is_a_device_is_refused_unread(device, items, capsys):
 def test_20_a_results_file_on_a_full_disk_is_one_line_and_resumable(tmp_path):
     """The child may write at most 4 KB per file (RLIMIT_FSIZE: the kernel's EFBIG, as a full disk's ENOSPC):
     the run stops with one line, keeps whole rows only, and the same command resumes after the limit is gone."""
-    resource, signal = pytest.importorskip("resource"), pytest.importorskip("signal")
+    resource, signal = need("resource"), need("signal")
     import os
     import subprocess
     import sys

@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import need
 
 from judgesdk.core.errors import ConfigError, InputError, MalformedAnswerError
 from judgesdk.gate.gate_config import load_gate_config
@@ -128,7 +129,7 @@ def _served(tmp_path: Path, server: BatchServer, method: str) -> Path:
 @pytest.mark.parametrize("method", ["direct", "geval", "sampling"])
 @pytest.mark.parametrize("broken", list(BROKEN), ids=list(BROKEN))
 def test_a_malformed_200_is_a_retried_error_and_never_cached(broken, method, tmp_path, items, capsys):
-    pytest.importorskip("openai")
+    need("openai")
     answers = Switch(BROKEN[broken])
     with BatchServer(answers) as server:
         config = _served(tmp_path, server, method)
@@ -159,7 +160,7 @@ def test_a_malformed_200_is_a_retried_error_and_never_cached(broken, method, tmp
     ids=["probabilities", "all-plus-five", "nan", "plus-inf"],
 )
 def test_logprobs_that_are_no_log_probabilities_are_never_a_score(top, tmp_path, items, capsys):
-    pytest.importorskip("openai")
+    need("openai")
     with BatchServer(lambda body: {"text": "4", "top_logprobs": top}) as server:
         code, out, err = run(["score", items, "--config", _served(tmp_path, server, "geval"), "--quiet"], capsys)
     row = json.loads(out.splitlines()[0])
@@ -224,7 +225,7 @@ def test_the_stack_raises_a_malformed_answer_below_the_retry_and_the_cache(tmp_p
 
 @pytest.mark.parametrize("variable", ["OPENAI_BASE_URL", "OPENAI_API_BASE"])
 def test_openai_base_url_in_the_environment_never_gets_the_vendor_key(variable, monkeypatch, caplog):
-    pytest.importorskip("openai")
+    need("openai")
     with BatchServer(lambda body: "4") as server:
         monkeypatch.setenv("OPENAI_API_KEY", SECRET)
         monkeypatch.setenv(variable, server.openai_base_url)
@@ -238,7 +239,7 @@ def test_openai_base_url_in_the_environment_never_gets_the_vendor_key(variable, 
 
 
 def test_anthropic_base_url_in_the_environment_never_gets_the_vendor_key(monkeypatch):
-    pytest.importorskip("anthropic")
+    need("anthropic")
     with BatchServer(lambda body: "4") as server:
         monkeypatch.setenv("ANTHROPIC_API_KEY", SECRET)
         monkeypatch.setenv("ANTHROPIC_BASE_URL", server.origin)
@@ -252,7 +253,7 @@ def test_anthropic_base_url_in_the_environment_never_gets_the_vendor_key(monkeyp
 
 
 def test_a_litellm_route_whose_base_url_only_the_environment_names_is_refused(monkeypatch):
-    pytest.importorskip("litellm")
+    need("litellm")
     from judgesdk.core.errors import PermanentError
 
     monkeypatch.setenv("GROQ_API_KEY", SECRET)

@@ -11,8 +11,9 @@ import argparse
 from pathlib import Path
 
 import pytest
+from conftest import need
 
-ray = pytest.importorskip("ray")
+ray = need("ray")
 
 
 class _Asked(Exception):

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import need
 
 from judgesdk.cli.app import main
 from judgesdk.core.types import Criterion, JudgeItem
@@ -264,8 +265,8 @@ def test_the_shared_rules_import_without_llama_cpp_or_numpy():
 
 
 def test_the_local_provider_keeps_the_rules_it_reads():
-    prefix = pytest.importorskip("judgesdk.providers.llamacpp.prefix")
-    llamacpp = pytest.importorskip("judgesdk.providers.llamacpp")
+    prefix = need("judgesdk.providers.llamacpp.prefix")
+    llamacpp = need("judgesdk.providers.llamacpp")
     from judgesdk.providers.llamacpp import rules
 
     assert (prefix.PrefixCache.RESTORE_MIN_GAIN, prefix.PrefixCache.SAVE_MIN_DISCARD) == (rules.RESTORE_MIN_GAIN, rules.SAVE_MIN_DISCARD)

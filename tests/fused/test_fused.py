@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 import pytest
+from conftest import need
 
 from judgesdk.core.errors import ConfigError, InputError
 from judgesdk.core.types import Criterion, JudgeItem, Scale
@@ -48,7 +49,7 @@ def test_precision_repetition_and_empty_sides():
 
 
 def test_natural_view_joins_ptb_tokens_and_recases_names_from_the_source():
-    pytest.importorskip("nltk")
+    need("nltk")
     from judgesdk.meta.datasets import HumanRecord
     from judgesdk.meta.naturalize import natural
 

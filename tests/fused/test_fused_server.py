@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import need
 from fused.test_fused import _synthetic
 
 from judgesdk.core.errors import CapabilityError, ConfigError, InputError
@@ -70,7 +71,7 @@ def test_a_server_whose_model_file_is_not_named_gets_no_fit(tmp_path):
 
 
 def test_the_openai_provider_carries_the_configured_model_sha256_into_fits_keys_and_provenance():
-    pytest.importorskip("openai")
+    need("openai")
     from judgesdk.judging.judge_config import load_config
     from judgesdk.provider.protocol import identity_of
     from judgesdk.provider.stack import bottom

@@ -20,6 +20,7 @@ from typing import Any
 
 import httpx
 import pytest
+from conftest import need
 
 from judgesdk.cli.app import main
 from judgesdk.core.types import Criterion
@@ -30,8 +31,8 @@ from judgesdk.scorers.decision import question_for
 
 from support.serve_process import JudgesdkServe
 
-openai = pytest.importorskip("openai")
-litellm = pytest.importorskip("litellm")
+openai = need("openai")
+litellm = need("litellm")
 
 from litellm.types.decisions import DecisionsResponse, OpenAIDecisionResponse  # noqa: E402
 from openai.types.decision import Decision  # noqa: E402

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import need
 
 from judgesdk.cli.app import main
 from judgesdk.prompting.presets import criterion as preset
@@ -47,7 +48,7 @@ class DecisionsProxy(LiteLLMProxy):
 
 @pytest.fixture(scope="module")
 def proxy(embedded_serve: JudgesdkServe):
-    pytest.importorskip("litellm")
+    need("litellm")
     try:
         server = DecisionsProxy(embedded_serve)
     except FileNotFoundError as exc:

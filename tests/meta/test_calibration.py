@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import need
 
 from judgesdk.core.errors import ConfigError, InputError
 from judgesdk.gate import evaluate_gates, load_gate_config
@@ -23,7 +24,7 @@ HUMAN = [1.0, 1.0, 1.5, 2.0, 2.5, 2.5, 3.0, 3.5, 4.0, 4.0, 4.5, 5.0]
 
 
 def test_pava_matches_scipy_isotonic_regression():
-    scipy_iso = pytest.importorskip("scipy.optimize").isotonic_regression
+    scipy_iso = need("scipy.optimize").isotonic_regression
     rng = np.random.default_rng(1)
     for _ in range(20):
         y = rng.normal(size=25).cumsum() * rng.choice([-1, 1])

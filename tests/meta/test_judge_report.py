@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import need
 
 from judgesdk.core.types import JudgeResult
 from judgesdk.meta import (
@@ -81,7 +82,7 @@ def test_judge_report_sections() -> None:
 
 
 def test_write_report_files(tmp_path: Path) -> None:
-    pytest.importorskip("matplotlib")
+    need("matplotlib")
     items, lengths, _ = report_inputs()
     files = write_report(judge_report(items, lengths=lengths), tmp_path / "out")
     names = {f.name for f in files}

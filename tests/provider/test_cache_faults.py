@@ -8,11 +8,16 @@ import errno
 import json
 import logging
 import os
+import re
+import shutil
 import sqlite3
+import stat
 import subprocess
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import diskcache
 import pytest
@@ -42,7 +47,53 @@ def _permission_bits_bind() -> bool:
         return False
 
 
-needs_permissions = pytest.mark.skipif(not _permission_bits_bind(), reason="this process writes through permission bits (root)")
+PERMISSION_BITS_BIND = _permission_bits_bind()
+
+
+def _access_by_the_bits(path: Any, mode: int, *args: Any, **kwargs: Any) -> bool:
+    """``os.access`` as the kernel answers a process that owns ``path`` and may not write through its permission bits:
+    what a check of them sees for an ordinary user, where this process is root (CI runs as root)."""
+    try:
+        bits = os.stat(path).st_mode
+    except OSError:
+        return False
+    wanted = [flag for test, flag in ((os.R_OK, stat.S_IRUSR), (os.W_OK, stat.S_IWUSR), (os.X_OK, stat.S_IXUSR)) if mode & test]
+    return all(bits & flag for flag in wanted)
+
+
+def _checked_as_nobody(folder: Path) -> list[str] | None:
+    """What ``open_cache`` says of ``folder`` and of a folder to create inside it, asked by a child process that drops
+    to the unprivileged user 65534 (the kernel's own answer, for root); None where this process may not change user."""
+    if not hasattr(os, "fork") or os.geteuid() != 0:
+        return None
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: only calls that need no lock another thread may hold, then _exit
+        said = []
+        try:
+            try:
+                os.setgroups([])
+                os.setgid(65534)
+                os.setuid(65534)
+            except PermissionError:  # no CAP_SETUID: the user cannot be changed here
+                said = ["cannot change user"]
+            else:
+                for target in (folder, folder / "sub"):
+                    try:
+                        open_cache(target).close()
+                        said.append(f"opened {target}")
+                    except ConfigError as exc:
+                        said.append(str(exc))
+        except BaseException as exc:  # noqa: BLE001 - reported to the parent, which fails on it
+            said.append(f"the child failed: {exc!r}")
+        finally:
+            os.write(write, "\n".join(said).encode())
+            os._exit(0)
+    os.close(write)
+    with os.fdopen(read, "rb") as pipe:
+        said = pipe.read().decode().split("\n")
+    os.waitpid(pid, 0)
+    return None if said == ["cannot change user"] else said
 
 
 def ask(i: int) -> GenerateRequest:
@@ -91,19 +142,29 @@ def test_score_with_a_cache_path_that_is_a_file_exits_3_before_any_item(tmp_path
     assert not results.exists() or results.read_text() == ""  # nothing was judged
 
 
-@needs_permissions
-def test_a_read_only_cache_directory_is_a_config_error(tmp_path):
-    folder = tmp_path / "ro"
+def test_a_read_only_cache_directory_is_a_config_error(monkeypatch):
+    """Run as root too (CI runs as root, and root writes through permission bits): there ``os.access`` answers from the
+    bits as the kernel answers their owner, and a child that drops to an unprivileged user checks the same folder."""
+    base = Path(tempfile.mkdtemp())  # not tmp_path: pytest keeps its folders to their owner, and the child must reach this one
+    base.chmod(0o755)
+    folder = base / "ro"
     folder.mkdir()
     open_cache(folder).close()
-    folder.chmod(0o500)
+    folder.chmod(0o555)
     try:
-        with pytest.raises(ConfigError, match=r"ro is not writable.*--no-cache"):
-            open_cache(folder)
-        with pytest.raises(ConfigError, match=r"cannot be created: .*ro is not writable"):
-            open_cache(folder / "sub")
+        said = _checked_as_nobody(folder)
+        if said is not None:
+            assert re.search(r"ro is not writable.*--no-cache", said[0]) and re.search(r"cannot be created: .*ro is not writable", said[1]), said
+        with monkeypatch.context() as patch:
+            if not PERMISSION_BITS_BIND:
+                patch.setattr(os, "access", _access_by_the_bits)
+            with pytest.raises(ConfigError, match=r"ro is not writable.*--no-cache"):
+                open_cache(folder)
+            with pytest.raises(ConfigError, match=r"cannot be created: .*ro is not writable"):
+                open_cache(folder / "sub")
     finally:
         folder.chmod(0o700)
+        shutil.rmtree(base)
 
 
 # -- a cache that fails during a run: every answer kept, one warning, the run goes on -----------------

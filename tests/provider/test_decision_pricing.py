@@ -4,8 +4,9 @@
 from __future__ import annotations
 
 import pytest
+from conftest import need
 
-pytest.importorskip("litellm")
+need("litellm")
 
 from judgesdk.core.types import (  # noqa: E402
     JudgeItem,  # noqa: E402

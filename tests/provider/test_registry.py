@@ -17,6 +17,7 @@ from importlib.metadata import EntryPoint
 from pathlib import Path
 
 import pytest
+from conftest import need
 
 from judgesdk.cli.app import main
 from judgesdk.core.errors import ConfigError
@@ -135,7 +136,7 @@ def test_default_models_come_from_the_adapters():
 
 
 def test_a_capability_override_keeps_the_adapters_other_capabilities():
-    pytest.importorskip("anthropic")
+    need("anthropic")
     adapter = build_adapter(ProviderConfig(kind="anthropic", model="c", base_url="http://127.0.0.1:9", capabilities={"multiple_samples": True}))
     assert adapter.capabilities.multiple_samples and adapter.capabilities.prefill  # prefill: the adapter's own
 

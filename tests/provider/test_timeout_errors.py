@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator
 
 import httpx
 import pytest
+from conftest import need
 
 from judgesdk.core.errors import PermanentError, ProviderTimeoutError, RateLimitError, TransientError
 from judgesdk.provider.layers.breaker import OverloadConfig, OverloadGuard
@@ -33,12 +34,12 @@ def assert_timeout(error: Exception) -> None:
 
 
 def test_openai_api_timeout_error():
-    openai = pytest.importorskip("openai")
+    openai = need("openai")
     assert_timeout(openai.APITimeoutError(request=httpx.Request("POST", "https://api.openai.com/v1/chat/completions")))
 
 
 def test_anthropic_api_timeout_error():
-    anthropic = pytest.importorskip("anthropic")
+    anthropic = need("anthropic")
     from anthropic import _exceptions  # its own httpx: httpx2 from anthropic 2.x, httpx before
 
     http = getattr(_exceptions, "httpx2", None) or _exceptions.httpx
@@ -46,12 +47,12 @@ def test_anthropic_api_timeout_error():
 
 
 def test_httpx2_timeout_exception():
-    httpx2 = pytest.importorskip("httpx2")
+    httpx2 = need("httpx2")
     assert_timeout(httpx2.ReadTimeout("slow"))
 
 
 def test_litellm_timeout_is_a_timeout_not_its_408():
-    litellm = pytest.importorskip("litellm")
+    litellm = need("litellm")
     error = litellm.Timeout(message="Request timed out", model="gpt-4o-mini", llm_provider="openai")
     assert error.status_code == 408  # set by LiteLLM, not by a server
     assert_timeout(error)
@@ -68,7 +69,7 @@ def test_asyncio_and_builtin_timeouts(error):
 
 
 def test_a_connection_error_raised_from_a_timeout_is_a_timeout():
-    openai = pytest.importorskip("openai")
+    openai = need("openai")
     request = httpx.Request("POST", "http://127.0.0.1/v1/completions")
     try:
         try:
@@ -80,7 +81,7 @@ def test_a_connection_error_raised_from_a_timeout_is_a_timeout():
 
 
 def test_other_failures_are_not_timeouts():
-    openai = pytest.importorskip("openai")
+    openai = need("openai")
     request = httpx.Request("POST", "http://127.0.0.1/v1/completions")
     reset = classify(openai.APIConnectionError(request=request), "x")
     assert type(reset) is TransientError
@@ -118,7 +119,7 @@ async def silent_server() -> AsyncIterator[str]:
 
 
 async def test_the_openai_adapter_raises_a_typed_timeout(silent_server):
-    pytest.importorskip("openai")
+    need("openai")
     from judgesdk.providers.openai import OpenAIProvider
 
     provider = OpenAIProvider("m", base_url=silent_server + "/v1", api="completions", timeout_s=0.3)
@@ -129,7 +130,7 @@ async def test_the_openai_adapter_raises_a_typed_timeout(silent_server):
 
 
 async def test_the_anthropic_adapter_raises_a_typed_timeout(silent_server):
-    pytest.importorskip("anthropic")
+    need("anthropic")
     from judgesdk.providers.anthropic import AnthropicProvider
 
     provider = AnthropicProvider("m", base_url=silent_server, timeout_s=0.3)
@@ -140,7 +141,7 @@ async def test_the_anthropic_adapter_raises_a_typed_timeout(silent_server):
 
 
 async def test_the_litellm_adapter_raises_a_typed_timeout(silent_server):
-    pytest.importorskip("litellm")
+    need("litellm")
     from judgesdk.providers.litellm import LiteLLMProvider
 
     provider = LiteLLMProvider("openai/m", base_url=silent_server + "/v1", api_key="k", timeout_s=0.3)
@@ -193,7 +194,7 @@ async def test_the_guard_reacts_to_the_typed_timeout_and_not_to_an_untyped_one()
 
 
 async def test_a_real_sdk_timeout_reaches_the_guard_typed(silent_server):
-    pytest.importorskip("openai")
+    need("openai")
     from judgesdk.providers.openai import OpenAIProvider
 
     adapter = OpenAIProvider("m", base_url=silent_server + "/v1", api="completions", timeout_s=0.2)

@@ -22,6 +22,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
+from conftest import need
 
 from judgesdk.core.errors import AuthError, CapabilityError, ConfigError, RateLimitError, TransientError
 from judgesdk.core.types import Criterion, Scale
@@ -30,7 +31,7 @@ from judgesdk.provider.decisions import DecisionAnswer, DecisionInput, DecisionR
 from judgesdk.provider.protocol import GenerateRequest, Message, Usage
 from judgesdk.providers import decisions_wire, systemone_wire
 
-openai = pytest.importorskip("openai")
+openai = need("openai")
 
 COHERENCE = Criterion(name="coherence", description="Well organised.", scale=Scale.likert(1, 5))
 FLUENCY = Criterion(name="fluency", description="Well written.", scale=Scale.likert(1, 5))
@@ -192,7 +193,7 @@ def test_systemone_needs_a_base_url_and_a_model() -> None:
 
 
 def test_litellm_systemone_splits_above_128_questions(stub: str) -> None:
-    pytest.importorskip("litellm")
+    need("litellm")
     from judgesdk.providers.litellm_decisions import LiteLLMDecisionsProvider
 
     Stub.answer = answering(all_ok)
@@ -205,7 +206,7 @@ def test_litellm_systemone_splits_above_128_questions(stub: str) -> None:
 
 
 def test_litellm_decisions_route_reads_the_openai_format(stub: str) -> None:
-    pytest.importorskip("litellm")
+    need("litellm")
     from judgesdk.providers.litellm_decisions import LiteLLMDecisionsProvider
 
     Stub.answer = answering(lambda request: [DecisionAnswer(name="coherence", status="refused", reason="no fit")])
@@ -217,7 +218,7 @@ def test_litellm_decisions_route_reads_the_openai_format(stub: str) -> None:
 
 
 def test_an_old_litellm_is_a_config_error_naming_the_version(monkeypatch: pytest.MonkeyPatch) -> None:
-    litellm = pytest.importorskip("litellm")
+    litellm = need("litellm")
     from judgesdk.providers.litellm_decisions import LiteLLMDecisionsProvider
 
     monkeypatch.delattr(litellm, "asystemone")

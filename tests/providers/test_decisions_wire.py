@@ -13,6 +13,7 @@ import asyncio
 import copy
 
 import pytest
+from conftest import need
 
 from judgesdk.core.types import Usage
 from judgesdk.provider.decisions import (
@@ -28,8 +29,8 @@ from judgesdk.provider.decisions import (
 )
 from judgesdk.providers import decisions_wire, systemone_wire
 
-openai = pytest.importorskip("openai")
-pytest.importorskip("litellm")
+openai = need("openai")
+need("litellm")
 
 from litellm.types.decisions import (  # noqa: E402
     DecisionsRequestBody,

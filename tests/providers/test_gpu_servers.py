@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import need
 
 from judgesdk.core.errors import CapabilityError
 from judgesdk.core.types import Criterion, Scale
@@ -30,7 +31,7 @@ from judgesdk.judging.judge_config import load_config
 from judgesdk.provider.protocol import GenerateRequest, Message
 from judgesdk.provider.stack import build_adapter
 
-pytest.importorskip("openai")
+need("openai")
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures" / "gpu_servers"

@@ -13,8 +13,9 @@ from importlib import metadata
 from pathlib import Path
 
 import pytest
+from conftest import need
 
-llama_cpp = pytest.importorskip("llama_cpp")
+llama_cpp = need("llama_cpp")
 from packaging.requirements import Requirement  # noqa: E402
 from packaging.version import Version  # noqa: E402
 

@@ -15,8 +15,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import need
 
-pytest.importorskip("llama_cpp")
+need("llama_cpp")
 
 pytestmark = pytest.mark.integration
 

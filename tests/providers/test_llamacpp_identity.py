@@ -9,12 +9,13 @@ import os
 from pathlib import Path
 
 import pytest
+from conftest import need
 
 from judgesdk.core.errors import ConfigError
 from judgesdk.core.types import Criterion
 from judgesdk.judging.judge_config import ask_for, load_config
 
-pytest.importorskip("llama_cpp")
+need("llama_cpp")
 
 MIB = 1 << 20
 

@@ -15,12 +15,13 @@ import math
 from pathlib import Path
 
 import pytest
+from conftest import need
 
 from judgesdk.provider.protocol import GenerateRequest, Message
 from judgesdk.providers.llamacpp import LlamaCppProvider
 from judgesdk.providers.llamacpp.load import vocab_adds_space_prefix
 
-pytest.importorskip("llama_cpp")
+need("llama_cpp")
 
 PROMPT = [Message(role="user", content="Article: The council met.\nSummary:")]
 

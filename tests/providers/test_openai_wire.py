@@ -16,11 +16,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
+from conftest import need
 
 from judgesdk.core.errors import AuthError, RateLimitError, TransientError
 from judgesdk.provider.protocol import Capabilities, GenerateRequest, Message
 
-openai = pytest.importorskip("openai")
+openai = need("openai")
 
 from openai._utils import async_maybe_transform  # noqa: E402
 from openai.types.chat import completion_create_params  # noqa: E402

@@ -5,6 +5,7 @@ a vendor key only for the vendor's host, the endpoint judgesdk decides (never ``
 from __future__ import annotations
 
 import pytest
+from conftest import need
 
 from judgesdk.core.errors import AuthError
 from judgesdk.core.types import Usage
@@ -14,7 +15,7 @@ SECRET = "sk-test-Secret0123456789abcdef"
 
 
 def _decisions_provider(**kwargs):
-    pytest.importorskip("openai")
+    need("openai")
     from judgesdk.core.errors import ConfigError
     from judgesdk.providers.openai_decisions import OpenAIDecisionsProvider
 
@@ -43,7 +44,7 @@ def test_openai_decisions_needs_a_key_for_the_vendor_and_sends_none_elsewhere(mo
 
 
 def test_systemone_endpoint_has_no_credentials():
-    pytest.importorskip("httpx")
+    need("httpx")
     from judgesdk.providers.systemone import SystemOneProvider
 
     provider = SystemOneProvider("m", base_url="http://user:PASS@127.0.0.1:9")

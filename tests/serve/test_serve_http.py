@@ -16,12 +16,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import need
 
 from support.serve_process import HeldUpstream, JudgesdkServe
 
-httpx = pytest.importorskip("httpx")
-pytest.importorskip("starlette")
-pytest.importorskip("uvicorn")
+httpx = need("httpx")
+need("starlette")
+need("uvicorn")
 
 pytestmark = pytest.mark.integration
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from conftest import need
 
 from support.serve_process import JudgesdkServe
 
@@ -15,8 +16,8 @@ EMBEDDED = {"providers": [{"kind": "local"}], "method": "auto", "method_options"
 @pytest.fixture(scope="session")
 def embedded_serve(gguf_path: Path, tmp_path_factory: pytest.TempPathFactory):
     """``judgesdk serve --record served.jsonl`` over the embedded judge; ``.record`` is the results file."""
-    pytest.importorskip("starlette")
-    pytest.importorskip("uvicorn")
+    need("starlette")
+    need("uvicorn")
     tmp = tmp_path_factory.mktemp("serve-embedded")
     serve = JudgesdkServe("--record", str(tmp / "served.jsonl"), "--concurrency", "2")
     serve.record = tmp / "served.jsonl"  # type: ignore[attr-defined]

@@ -599,9 +599,13 @@
 
   // -- export --------------------------------------------------------------------------------------------------
 
+  var PLAIN_NUMBER = /^-?\d+(\.\d+)?([eE][+-]?\d+)?$/;
+
   function csvCell(v) {
     var s = v == null ? '' : String(v);
-    if (/^[=+\-@\t\r]/.test(s) && !/^-?\d/.test(s)) s = "'" + s; // a spreadsheet would run it as a formula
+    // a spreadsheet would run a cell that starts so as a formula (OWASP: =, +, -, @, tab, CR), "-2+3+cmd|..." included:
+    // prefix a quote; only a cell that is a plain number, and nothing more, stays as it is
+    if (/^[=+\-@\t\r\n]/.test(s) && !PLAIN_NUMBER.test(s)) s = "'" + s;
     return /[",\r\n]/.test(s) ? '"' + s.replace(/"/g, '""') + '"' : s;
   }
 
