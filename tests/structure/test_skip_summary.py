@@ -21,6 +21,7 @@ def test_reasons_are_counted_most_first_and_slow_tests_are_named():
     assert lines[0].split() == ["2", "skipped:", "a"] and lines[1].split() == ["1", "skipped:", "b"]
     assert "-m slow" in lines[2] and lines[2].split()[0] == "3"
     assert summary_lines([], 0) == []
+    assert summary_lines([], 2712, "slow") == [" 2712 not selected by -m 'slow'"]  # the slow run leaves out the others
 
 
 def test_a_run_ends_with_the_summary(tmp_path):

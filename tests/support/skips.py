@@ -49,22 +49,26 @@ def enabled_by(reason: str) -> str | None:
     return ENABLED_BY.get(top, f"pip install {top}")
 
 
-def summary_lines(reasons: Iterable[str], deselected: int) -> list[str]:
+def summary_lines(reasons: Iterable[str], deselected: int, markexpr: str = "not slow") -> list[str]:
     """The summary's lines: one per distinct skip ``reasons`` (most first) with its count and what enables it, then
-    the ``deselected`` count (the tests marked slow, left out by the default run)."""
+    the ``deselected`` count: the tests marked slow where ``markexpr`` (the run's ``-m``) is the default run's
+    ``not slow``, else the tests that expression left out."""
     lines = []
     for reason, count in Counter(reasons).most_common():
         hint = enabled_by(reason)
         lines.append(f"{count:5d} skipped: {reason}" + (f"  -> {hint}" if hint else ""))
-    if deselected:
+    if deselected and markexpr.replace(" ", "") == "notslow":
         lines.append(f"{deselected:5d} not selected (marked slow): run them with `python -m pytest -m slow`")
+    elif deselected:
+        lines.append(f"{deselected:5d} not selected by -m {markexpr!r}")
     return lines
 
 
 def report(terminalreporter: Any) -> None:
     """Print the summary at the end of a run (``pytest_terminal_summary`` of ``tests/conftest.py``)."""
     stats = terminalreporter.stats
-    lines = summary_lines((reason_of(r) for r in stats.get("skipped", [])), len(stats.get("deselected", [])))
+    markexpr = terminalreporter.config.getoption("markexpr", "") or ""
+    lines = summary_lines((reason_of(r) for r in stats.get("skipped", [])), len(stats.get("deselected", [])), markexpr)
     if lines:
         terminalreporter.section("what this run did not run")
         for line in lines:
