@@ -24,6 +24,16 @@ the same share; coverage of the population's pass rate.
 
     .venv/bin/python benchmarks/ppi_coverage_grid.py --json benchmarks/out/ppi-grid.json
     .venv/bin/python benchmarks/ppi_coverage_grid.py --regression --pass-rate --json benchmarks/out/ppi-grid.json
+    .venv/bin/python benchmarks/ppi_coverage_grid.py --no-grid --agreeing --json benchmarks/out/ppi-agreeing.json
+
+``--agreeing`` (issue 41, item 7): judges that agree with the labels on most items, where a 30-item slice often
+shows no disagreement at all: integer-valued judges equal to the (rounded) label but for a 5 given to 5 or 10 %
+of the items or one point more to 10 or 30 %, a good lenient continuous judge, and pass/fail judges that pass
+every human pass and a share of the fails, on pass rates near 0.9 (SummEval consistency >= 4, fluency >= 4,
+relevance >= 3), with a weak judge beside them; per cell the coverage, the false-pass rate of a gate whose min is
+the true value (low >= truth) and the median width over the labels-only one, at n = 10, 20 and the default
+``min_labels`` (``--agreeing-sizes``); for pass/fail also Rogan-Gladen's. ``--sizes`` restricts the grid's slice
+sizes (``--sizes 30``: the default label count only).
 
 Cells finished are kept in ``--cache`` (JSONL, default benchmarks/out/ppi-grid-cells.jsonl): a re-run skips them.
 """
@@ -36,13 +46,14 @@ import math
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from judgesdk.core import Criterion, JudgeResult, Scale
 from judgesdk.gate import CriterionRun, GateRun, HumanLabels, PPICILowerGate, decide, draw_slice, load_gate_config, ppi_mean
 from judgesdk.meta import load_dataset
-from judgesdk.stats import ppi_lambdas_left_out, proportion_interval
+from judgesdk.stats import RoganGladen, ppi_lambdas_left_out, proportion_interval, rogan_gladen
 
 CRITERIA = ("consistency", "fluency")
 QUALITIES = (0.3, 0.6, 0.9)
@@ -51,6 +62,7 @@ SCALES = {"x - 4": (1.0, -4.0), "x": (1.0, 0.0), "x + 10": (1.0, 10.0), "4x + 10
 SIZES = (10, 20, 30, 50, 100)
 BOUNDS = (1.0, 5.0)
 MIN_LABELS = PPICILowerGate.model_fields["min_labels"].default
+INTERVAL_VERSION = "floor2w"  # in every cache key: cells of an earlier interval are not reused (issue 41: the variance floor)
 
 
 def _labels(dimension: str) -> np.ndarray:
@@ -145,15 +157,15 @@ def _keep(cache: Path, key: str, value: dict) -> None:
         fh.write(json.dumps({"key": key, "value": value}) + "\n")
 
 
-def grid(reps: int, extend_below: float, cache: Path) -> dict:
+def grid(reps: int, extend_below: float, cache: Path, sizes: tuple[int, ...] = SIZES) -> dict:
     done = _cached(cache)
     cells = {}
     for dim in CRITERIA:
         h = _labels(dim)
         for r in QUALITIES:
             base = _judge(h, r)
-            for n in SIZES:
-                key = f"grid|{dim}|{r}|{n}|{reps}|{extend_below}"
+            for n in sizes:
+                key = f"grid|{INTERVAL_VERSION}|{dim}|{r}|{n}|{reps}|{extend_below}"
                 if key not in done:
                     started = time.perf_counter()
                     value = _cell(h, base, n, range(reps))
@@ -183,7 +195,7 @@ def regression(pairs: int, sizes: tuple[int, ...], cache: Path) -> dict:
         run = GateRun(criteria={"q": CriterionRun(criterion=Criterion(name="q", description="q", scale=Scale.likert(1, 5)),
                                                   expected=ids, results=results, baseline=results)})
         for n in sizes:
-            key = f"regression|{dim}|{n}|{pairs}"
+            key = f"regression|{INTERVAL_VERSION}|{dim}|{n}|{pairs}"
             if key not in done:
                 fails, ps = 0, []
                 for k in range(pairs):
@@ -215,7 +227,7 @@ def pass_rate(reps: int, sizes: tuple[int, ...], cache: Path) -> dict:
             judge = _judge(scores, r) + 1.0
             f = (judge >= np.quantile(judge, 1 - h.mean())).astype(float)
             for n in sizes:
-                key = f"pass|{dim}|{threshold}|{r}|{n}|{reps}"
+                key = f"pass|{INTERVAL_VERSION}|{dim}|{threshold}|{r}|{n}|{reps}"
                 if key not in done:
                     hits, widths, truth = 0, [], float(h.mean())
                     for mask in _masks(len(h), n, range(reps)):
@@ -230,6 +242,95 @@ def pass_rate(reps: int, sizes: tuple[int, ...], cache: Path) -> dict:
     return out
 
 
+AGREEING_MEAN = ("consistency", "relevance")
+AGREEING_PASS = (("consistency", 4.0), ("fluency", 4.0), ("relevance", 3.0))  # pass rates .904, .918, .918
+
+
+def _agreeing_judges(y: np.ndarray, h: np.ndarray) -> dict[str, np.ndarray]:
+    """Judges that agree with the integer labels ``y`` on most items (issue 41, item 7): integer-valued ones that
+    give a 5 to a share of the items or one point more to a share, and a good lenient continuous one (``h`` the
+    expert means + 0.5 + N(0, 0.3))."""
+    rng = np.random.default_rng(11)
+    u, noise = rng.random(len(y)), rng.standard_normal(len(y))
+    return {
+        "integer, a 5 to 5 %": np.where(u < 0.05, 5.0, y), "integer, a 5 to 10 %": np.where(u < 0.10, 5.0, y),
+        "integer, +1 on 10 %": np.where(u < 0.10, np.minimum(y + 1, 5.0), y),
+        "integer, +1 on 30 %": np.where(u < 0.30, np.minimum(y + 1, 5.0), y),
+        "lenient, h + 0.5 + N(0, 0.3)": h + 0.5 + 0.3 * noise,
+    }  # fmt: skip
+
+
+def _pass_judges(hp: np.ndarray, scores: np.ndarray) -> dict[str, np.ndarray]:
+    """Pass/fail judges for human passes ``hp``: lenient ones that pass every human pass and a share of the fails
+    (one also missing 3 % of the passes), and a weak one (r = 0.3 on the expert means ``scores``, passing the
+    same share)."""
+    rng = np.random.default_rng(12)
+    u, v = rng.random(len(hp)), rng.random(len(hp))
+    weak = _judge(scores, 0.3)
+    return {
+        "lenient, passes 30 % of fails": np.where(hp, True, u < 0.3), "lenient, passes 60 % of fails": np.where(hp, True, u < 0.6),
+        "lenient 50 %, misses 3 % of passes": np.where(hp, v >= 0.03, u < 0.5),
+        "weak, r = 0.3": weak >= np.quantile(weak, 1 - hp.mean()),
+    }  # fmt: skip
+
+
+def _agreeing_cell(h: np.ndarray, f: np.ndarray, n: int, reps: int, bounds: tuple[float, float], pass_fail: bool) -> dict:
+    """Coverage, false passes at the boundary (a gate whose min is the truth passes: low >= truth) and median
+    width over the labels-only width, of the default interval; for pass/fail also Rogan-Gladen's."""
+    truth = float(h.mean())
+    hits = passes = 0
+    ratios, widths = [], []
+    rg_hits = rg_passes = rg_answered = 0
+    for mask in _masks(len(h), n, range(reps)):
+        est = ppi_mean(h[mask], f[mask], f[~mask], bounds=bounds)
+        c = est.corrected
+        hits += c.low <= truth <= c.high
+        passes += c.low >= truth
+        widths.append(c.width)
+        ratios.append(c.width / est.human_only.width if est.human_only.width > 0 else 1.0)
+        if pass_fail:
+            rg = rogan_gladen(h[mask] > 0.5, f[mask] > 0.5, f[~mask] > 0.5)
+            if isinstance(rg, RoganGladen):
+                rg_answered += 1
+                rg_hits += rg.corrected.low <= truth <= rg.corrected.high
+                rg_passes += rg.corrected.low >= truth
+    value: dict[str, Any] = {"slices": reps, "truth": truth, "coverage": hits / reps, "false_pass": passes / reps,
+             "median_width": float(np.median(widths)), "median_width_ratio": float(np.median(ratios))}
+    if pass_fail:
+        value["rogan_gladen"] = {"answered": rg_answered / reps, "coverage": rg_hits / max(rg_answered, 1),
+                                 "false_pass": rg_passes / reps}
+    return value
+
+
+def agreeing(reps: int, sizes: tuple[int, ...], cache: Path) -> dict:
+    """Judges that agree with the labels on most items, where a slice often shows no disagreement (issue 41, item
+    7): the mean on SummEval's expert means rounded to integers, and pass rates near 0.9 (PASS_RULES' rounded
+    labels); every cell on the same slices as the grid's."""
+    done = _cached(cache)
+    out = {}
+    cells = []
+    for dim in AGREEING_MEAN:
+        h = _labels(dim)
+        y = np.round(h)
+        cells += [(f"mean|{dim}|{name}", y, f, BOUNDS, False) for name, f in _agreeing_judges(y, h).items()]
+    for dim, threshold in AGREEING_PASS:
+        h = _labels(dim)
+        hp = np.round(h) >= threshold
+        cells += [(f"pass|{dim} >= {threshold:g}|{name}", hp.astype(float), f.astype(float), (0.0, 1.0), True)
+                  for name, f in _pass_judges(hp, h).items()]
+    for name, y, f, bounds, pass_fail in cells:
+        for n in sizes:
+            key = f"agreeing|{INTERVAL_VERSION}|{name}|{n}|{reps}"
+            if key not in done:
+                value = _agreeing_cell(y, f, n, reps, bounds, pass_fail)
+                value["r"] = float(np.corrcoef(y, f)[0, 1])
+                _keep(cache, key, value)
+                done[key] = value
+                print(f"{name} n={n}: coverage {value['coverage']:.3f}", file=sys.stderr, flush=True)
+            out[(name, n)] = done[key]
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--reps", type=int, default=1000, help="slices a cell (default 1000)")
@@ -238,41 +339,45 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pairs", type=int, default=2000, help="--regression: pairs of slices (default 2000)")
     parser.add_argument("--pass-rate", action="store_true", help="also the corrected pass rate's coverage")
     parser.add_argument("--no-grid", action="store_true", help="skip the coverage grid")
+    parser.add_argument("--sizes", default=",".join(map(str, SIZES)), help="the grid's slice sizes, comma list (default 10,20,30,50,100)")
+    parser.add_argument("--agreeing", action="store_true", help="also integer-valued and lenient judges, pass rates near 0.9 (issue 41)")
+    parser.add_argument("--agreeing-sizes", default=f"10,20,{MIN_LABELS}", help="--agreeing: slice sizes, comma list")
     parser.add_argument("--cache", type=Path, default=Path("benchmarks/out/ppi-grid-cells.jsonl"))
     parser.add_argument("--json", type=Path, help="write every figure as JSON here")
     args = parser.parse_args(argv)
     report: dict = {}
     if not args.no_grid:
-        cells = grid(args.reps, args.extend_below, args.cache)
+        sizes = tuple(int(v) for v in args.sizes.split(","))
+        cells = grid(args.reps, args.extend_below, args.cache, sizes)
         print(f"Default corrected interval (cross-fit, bounded by 1-5), 95 %; coverage of the mean of 1,600 expert means; "
               f"{args.reps:,} slices a cell ({2 * args.reps:,} where a cell came out below {args.extend_below}).\n")
-        print("| criterion | r(judge, human) | judge bias | judge scale | " + " | ".join(f"n = {n}" for n in SIZES) +
+        print("| criterion | r(judge, human) | judge bias | judge scale | " + " | ".join(f"n = {n}" for n in sizes) +
               " | median width n = 30 (labels only) |")
-        print("| --- | --- | --- | --- | " + " | ".join("---" for _ in SIZES) + " | --- |")
+        print("| --- | --- | --- | --- | " + " | ".join("---" for _ in sizes) + " | --- |")
         at_default = []
         for dim in CRITERIA:
             for r in QUALITIES:
                 for b in BIASES:
                     for s in SCALES:
                         k = f"{b:+g}|{s}"
-                        row = [cells[(dim, r, n)]["coverage"][k] for n in SIZES]
-                        at_default += [(cells[(dim, r, n)]["coverage"][k], (dim, r, b, s, n)) for n in SIZES if n >= MIN_LABELS]
-                        marks = [f"{c:.3f}" + ("*" if cells[(dim, r, n)]["slices"] > args.reps else "") for c, n in zip(row, SIZES)]
-                        c30 = cells[(dim, r, 30)]
+                        row = [cells[(dim, r, n)]["coverage"][k] for n in sizes]
+                        at_default += [(cells[(dim, r, n)]["coverage"][k], (dim, r, b, s, n)) for n in sizes if n >= MIN_LABELS]
+                        marks = [f"{c:.3f}" + ("*" if cells[(dim, r, n)]["slices"] > args.reps else "") for c, n in zip(row, sizes)]
+                        c30 = cells[(dim, r, MIN_LABELS if MIN_LABELS in sizes else sizes[0])]
                         print(f"| {dim} | {c30['r']:.2f} | {b:+g} | {s} | " + " | ".join(marks) +
                               f" | {c30['median_width'][k]:.3f} ({c30['median_width_labels_only']:.3f}) |")
-        values = [c for c, _ in at_default]
-        worst = min(at_default)
+        values = [c for c, _ in at_default] or [float("nan")]
+        worst = min(at_default) if at_default else (float("nan"), ("no cell with n >= min_labels",))
         shift = max(c["max_shift_difference"] for c in cells.values())
         moved = sum(c["rescale_moved"] for c in cells.values())
         moved_clip = sum(c["rescale_moved_where_clip_binds"] for c in cells.values())
         slices = sum(c["slices"] for c in cells.values())
-        print(f"\n(* {2 * args.reps:,} slices.) Over the {len(values)} cells with n >= {MIN_LABELS} (the default min_labels): mean coverage "
+        print(f"\n(* {2 * args.reps:,} slices.) Over the {len(at_default)} cells with n >= {MIN_LABELS} (the default min_labels): mean coverage "
               f"{np.mean(values):.3f}, lowest {worst[0]:.3f} ({', '.join(map(str, worst[1]))}). Largest difference of an estimate or "
               f"an interval end between the judge's shifts (bias 0/+1 x scale x - 4, x, x + 10) on the same slice, over "
               f"{slices:,} slices x 6 shifts: {shift:.1e}. 4x + 100 moved the interval (by more than 1e-9) on {moved} of "
               f"{2 * slices:,} slice-judges, {moved_clip} of them where a lambda's clip to [0, 1] binds.")
-        labels_only = [(cells[(d, r, n)]["coverage_labels_only"], d, n) for d in CRITERIA for r in QUALITIES[:1] for n in SIZES]
+        labels_only = [(cells[(d, r, n)]["coverage_labels_only"], d, n) for d in CRITERIA for r in QUALITIES[:1] for n in sizes]
         print("Labels only (the same construction at lambda 0): " + "; ".join(f"{d} n = {n}: {c:.3f}" for c, d, n in labels_only))
         report["grid"] = {"|".join(map(str, k)): v for k, v in cells.items()}
         report["summary"] = {"cells_at_default": len(values), "mean": float(np.mean(values)), "lowest": worst[0],
@@ -303,6 +408,27 @@ def main(argv: list[str] | None = None) -> int:
         pooled = [v["coverage"] for v in out.values()]
         print(f"\nOver the {len(pooled)} pass-rate cells: mean coverage {np.mean(pooled):.3f}, lowest {min(pooled):.3f}.")
         report["pass_rate"] = {"|".join(map(str, k)): v for k, v in out.items()}
+    if args.agreeing:
+        sizes = tuple(int(v) for v in args.agreeing_sizes.split(","))
+        out = agreeing(args.reps, sizes, args.cache)
+        print(f"\nJudges that agree with the labels on most items (labels: SummEval expert means rounded to integers); "
+              f"{args.reps:,} slices a cell; false pass: a gate whose min is the true value passes (low >= truth); "
+              "width: median of corrected / labels-only:\n")
+        print("| target | labels | judge | r | truth | " + " | ".join(f"n = {n}: coverage, false pass, width" for n in sizes) +
+              f" | Rogan-Gladen n = {sizes[-1]}: answered, coverage, false pass |")
+        print("| --- | --- | --- | --- | --- | " + " | ".join("---" for _ in sizes) + " | --- |")
+        for name in dict.fromkeys(k for k, _ in out):
+            row = [out[(name, n)] for n in sizes]
+            target, dim, judge = name.split("|")
+            rg = row[-1].get("rogan_gladen")
+            rg_cell = "—" if rg is None else f"{rg['answered']:.3f}, {rg['coverage']:.3f}, {rg['false_pass']:.3f}"
+            print(f"| {target} | {dim} | {judge} | {row[0]['r']:.2f} | {row[0]['truth']:.3f} | "
+                  + " | ".join(f"{c['coverage']:.3f}, {c['false_pass']:.3f}, {c['median_width_ratio']:.2f}" for c in row) + f" | {rg_cell} |")
+        for n in sizes:
+            cov = [v["coverage"] for (_, m), v in out.items() if m == n]
+            fp = [v["false_pass"] for (_, m), v in out.items() if m == n]
+            print(f"n = {n}: coverage {min(cov):.3f}-{max(cov):.3f}, false passes at most {max(fp):.3f} over {len(cov)} cells")
+        report["agreeing"] = {"|".join(map(str, k)): v for k, v in out.items()}
     if args.json is not None:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")

@@ -10,7 +10,14 @@ What every HTTP adapter holds a server to, here once:
 
 * **``timeout_s`` bounds a whole request** (:func:`within`): the SDKs' own timeout bounds each network read, so
   a body trickled a few bytes at a time would never time out; the whole call (connect, send, every read) gets
-  ``timeout_s``, and a call past it is a :class:`~judgesdk.core.errors.ProviderTimeoutError`.
+  ``timeout_s``, and a call past it is a :class:`~judgesdk.core.errors.ProviderTimeoutError`. Every answer call of
+  every HTTP route (chat, completions, Messages, the decision routes, LiteLLM's) goes through it.
+* **An answer's decoded size is capped** (``max_answer_bytes``, :data:`DEFAULT_MAX_ANSWER_BYTES` unless set): a gzip
+  body of 1 MB can inflate to 1 GB, which the HTTP client would hold whole (and the JSON parser twice over) before
+  any check of the answer. Each HTTP client the adapters use gets a transport (:func:`capped_client`; LiteLLM's,
+  :func:`cap_litellm`) that decodes the body itself, a bounded piece at a time, and stops at the cap of the call
+  :func:`within` is running: an :class:`OversizedAnswerError` (permanent: never retried, never cached) naming
+  the cap. Outside :func:`within` (a batch's result file, which may be large) nothing is capped.
 * **Redirects are not followed** (:func:`no_redirects`): an API endpoint that answers 3xx is misconfigured (a
   POST redirected becomes a GET; a loop would be retried as a "connection error"), so a 3xx is a permanent
   error naming where it points: set ``base_url`` to that address.
@@ -26,11 +33,14 @@ What every HTTP adapter holds a server to, here once:
 from __future__ import annotations
 
 import asyncio
+import importlib
 import logging
 import math
 import os
 import sys
-from collections.abc import Awaitable, Iterable
+import zlib
+from collections.abc import AsyncIterator, Awaitable, Iterable
+from contextvars import ContextVar
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
@@ -133,6 +143,8 @@ def timed_out(exc: BaseException) -> bool:
 def classify(exc: Exception, provider: str) -> ProviderError:
     """The typed error for an SDK's exception: a timeout class first (LiteLLM gives its Timeout a 408), then
     the HTTP status where a server answered, then a timeout among the exceptions it was raised from."""
+    if (refused := oversized(exc)) is not None:  # the transport's refusal, wrapped by the SDK: as raised
+        return refused
     status = getattr(exc, "status_code", None)
     text = scrub_credentials(str(exc))
     if isinstance(exc, timeout_types()) or (not isinstance(status, int) and timed_out(exc)):
@@ -158,20 +170,218 @@ def classify(exc: Exception, provider: str) -> ProviderError:
     return TransientError(f"{provider}: {type(exc).__name__}: {text}", provider=provider)
 
 
-async def within(timeout_s: float, call: Awaitable[T], provider: str) -> T:
-    """``call``, bounded as a whole by ``timeout_s`` (module docstring): past it, a ProviderTimeoutError."""
+async def within(timeout_s: float, call: Awaitable[T], provider: str, max_bytes: int | None = None) -> T:
+    """``call``, bounded as a whole by ``timeout_s`` (module docstring): past it, a ProviderTimeoutError. ``max_bytes``
+    caps the decoded size of each answer the call reads through a :func:`capped_client` (None:
+    :data:`DEFAULT_MAX_ANSWER_BYTES`); past it, an :class:`OversizedAnswerError`. ``provider`` names the kind in
+    the errors."""
+    token = _answer_cap.set((max_bytes or DEFAULT_MAX_ANSWER_BYTES, provider))  # read by the capped transports
     try:
-        return await asyncio.wait_for(call, timeout_s)
+        return await asyncio.wait_for(call, timeout_s)  # the call's task copies the context set above
     except asyncio.TimeoutError:
         raise ProviderTimeoutError(
             f"{provider}: Timeout: no complete answer within timeout_s = {timeout_s:g} s (it bounds the whole request, the body's last byte included)",
             provider=provider,
         ) from None
+    finally:
+        _answer_cap.reset(token)
 
 
 def no_redirects(client_class: Any, timeout_s: float) -> Any:
-    """An SDK's default async HTTP client (``openai.DefaultAsyncHttpxClient``...) that does not follow redirects."""
-    return client_class(follow_redirects=False, timeout=timeout_s)
+    """An SDK's default async HTTP client (``openai.DefaultAsyncHttpxClient``...) that does not follow redirects,
+    its answers' decoded size capped inside :func:`within` (:func:`capped_client`)."""
+    return capped_client(client_class(follow_redirects=False, timeout=timeout_s))
+
+
+# -- the cap on an answer's decoded size (module docstring) ----------------------------------------------------
+
+DEFAULT_MAX_ANSWER_BYTES = 64 * 2**20  # 64 MiB: a judge's answer (n samples, 20 logprobs a token) is far smaller
+_PIECE = 64 * 1024  # most bytes one inflation step may produce
+# (the cap, the provider) of the answer call running in this context; None: outside within(), nothing capped
+_answer_cap: ContextVar[tuple[int, str] | None] = ContextVar("judgesdk_answer_cap", default=None)
+
+
+class OversizedAnswerError(PermanentError):
+    """An answer whose decoded body is larger than ``max_answer_bytes``: refused while it is read (no more of it is
+    decoded), never retried, never cached. Raise the cap under ``[[providers]]`` if such answers are expected."""
+
+
+def oversized(exc: BaseException) -> OversizedAnswerError | None:
+    """The :class:`OversizedAnswerError` ``exc`` is, or was raised from (an SDK wraps what its transport raised)."""
+    seen: BaseException | None = exc
+    for _ in range(8):
+        if seen is None:
+            return None
+        if isinstance(seen, OversizedAnswerError):
+            return seen
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
+def capped_client(client: Any) -> Any:
+    """``client`` (an ``httpx`` or ``httpx2`` ``AsyncClient``, the SDK's defaults kept) with each of its transports
+    wrapped by :func:`capped_transport`. Returns ``client``."""
+    client._transport = capped_transport(client._transport)
+    mounts = getattr(client, "_mounts", None)
+    if isinstance(mounts, dict):
+        for pattern, transport in list(mounts.items()):
+            mounts[pattern] = None if transport is None else capped_transport(transport)
+    return client
+
+
+def capped_transport(inner: Any) -> Any:
+    """``inner`` (an async transport of httpx or of its httpx2 fork) wrapped so that, inside :func:`within`, each
+    response's body is decoded here and refused past the call's cap (module docstring); wrapped once."""
+    if getattr(inner, "_judgesdk_capped", False):
+        return inner
+    package = "httpx2" if _is_from(inner, "httpx2") else "httpx"
+    return _classes(importlib.import_module(package))[0](inner)
+
+
+def cap_litellm() -> None:
+    """Cap the answers LiteLLM reads (module docstring) as :func:`capped_client` caps the adapters' own clients: every
+    async transport LiteLLM makes (its HTTP handler's, its OpenAI routes' clients) is made wrapped by
+    :func:`capped_transport`. Patched once per process, when a LiteLLM adapter is first built; the clients LiteLLM
+    cached before then are dropped, to be made again, capped. Outside :func:`within` the wrapper changes nothing."""
+    try:
+        from litellm.llms.custom_httpx.http_handler import AsyncHTTPHandler as handler
+    except ImportError:  # pragma: no cover - another layout: LiteLLM's own clients stay uncapped (the deadline holds)
+        return
+    create = getattr(handler, "create_async_transport", None)
+    if create is None or getattr(create, "_judgesdk_capped", False):
+        return
+
+    def capped_create(*args: Any, **kwargs: Any) -> Any:
+        transport = create(*args, **kwargs)
+        return None if transport is None else capped_transport(transport)
+
+    capped_create._judgesdk_capped = True  # type: ignore[attr-defined]
+    handler.create_async_transport = staticmethod(capped_create)  # type: ignore[method-assign]
+    handler._create_async_transport = staticmethod(capped_create)
+    cached: Any = getattr(sys.modules.get("litellm"), "in_memory_llm_clients_cache", None)
+    if hasattr(cached, "flush_cache"):
+        cached.flush_cache()
+
+
+def _is_from(transport: Any, package: str) -> bool:
+    return any(cls.__module__.split(".")[0] == package for cls in type(transport).__mro__)
+
+
+_CLASSES: dict[str, tuple[type, type]] = {}
+
+
+def _classes(http: Any) -> tuple[type, type]:
+    """The capping transport and byte stream classes for the HTTP package ``http`` (httpx or httpx2: each checks
+    that a stream is its own ``AsyncByteStream``), made once per package."""
+    if http.__name__ in _CLASSES:
+        return _CLASSES[http.__name__]
+
+    class CappedStream(http.AsyncByteStream):
+        def __init__(self, response: Any, request: Any, limit: int, provider: str) -> None:
+            self._response, self._request, self._limit, self._provider = response, request, limit, provider
+
+        async def __aiter__(self) -> AsyncIterator[bytes]:
+            decoded = 0
+            async for raw, piece in _decoded(http, self._response, self._request):
+                decoded += len(piece)
+                if decoded > self._limit or raw > self._limit:  # raw: bytes after a gzip member's end count too
+                    await self.aclose()
+                    raise OversizedAnswerError(
+                        f"{self._provider}: the answer from {scrub_credentials(redact_url(str(self._request.url)))} is larger than max_answer_bytes = "
+                        f"{self._limit:,} bytes decoded: not read further, not used (raise max_answer_bytes under [[providers]] "
+                        "if such answers are expected)",
+                        provider=self._provider,
+                    )
+                if piece:
+                    yield piece
+
+        async def aclose(self) -> None:
+            await self._response.aclose()
+
+    class CappedTransport(http.AsyncBaseTransport):
+        _judgesdk_capped = True
+
+        def __init__(self, inner: Any) -> None:
+            self._inner = inner
+
+        async def handle_async_request(self, request: Any) -> Any:
+            response = await self._inner.handle_async_request(request)
+            cap = _answer_cap.get()
+            if cap is None:  # not an answer call (a batch's result file): as the server sent it
+                return response
+            raw = http.Response(response.status_code, headers=response.headers, stream=response.stream, request=request)
+            # the body is decoded here: the client gets it plain (its own decoder would inflate it unbounded)
+            headers = [(k, v) for k, v in response.headers.raw if k.lower() not in (b"content-encoding", b"content-length")]
+            stream = CappedStream(raw, request, *cap)
+            return http.Response(response.status_code, headers=headers, stream=stream, extensions=response.extensions, request=request)
+
+        async def aclose(self) -> None:
+            await self._inner.aclose()
+
+        async def __aenter__(self) -> Any:
+            await self._inner.__aenter__()
+            return self
+
+        async def __aexit__(self, *args: Any) -> None:
+            await self._inner.__aexit__(*args)
+
+    _CLASSES[http.__name__] = (CappedTransport, CappedStream)
+    return _CLASSES[http.__name__]
+
+
+async def _decoded(http: Any, response: Any, request: Any) -> AsyncIterator[tuple[int, bytes]]:
+    """``response``'s body decoded, as (raw bytes read so far, the next decoded piece). A gzip or deflate body is
+    inflated here, at most :data:`_PIECE` bytes a step (a bomb's first megabytes, never its gigabyte); another
+    encoding (br, zstd, a chain) through the HTTP package's own decoders, which inflate one network chunk at a
+    time."""
+    encoding = response.headers.get("content-encoding", "").strip().lower()
+    raw = 0
+    if encoding not in ("gzip", "x-gzip", "deflate"):
+        plain = encoding in ("", "identity")
+        async for chunk in response.aiter_raw() if plain else response.aiter_bytes():
+            raw += len(chunk) if plain else 0
+            yield raw, chunk
+        return
+    inflater = _Inflater(encoding)
+    async for chunk in response.aiter_raw():
+        raw += len(chunk)
+        yield raw, b""
+        pieces = iter(inflater.pieces(chunk))
+        while True:  # one piece at a time: the caller stops at the cap before the next step is inflated
+            try:
+                piece = next(pieces, None)
+            except zlib.error as exc:
+                raise http.DecodingError(f"the {encoding} body does not decode: {exc}", request=request) from None
+            if piece is None:
+                break
+            yield raw, piece
+
+
+class _Inflater:
+    """zlib over a gzip or deflate body, each step's output bounded. Deflate is sent zlib-wrapped (RFC 9110) or, by
+    some servers, raw: as httpx does, a body that fails as the first is read as the second."""
+
+    def __init__(self, encoding: str) -> None:
+        self._fallback = encoding == "deflate"
+        self._zlib = zlib.decompressobj(zlib.MAX_WBITS if self._fallback else zlib.MAX_WBITS | 16)
+        self._head = b""  # a deflate body's input until it gives output, to read again as raw deflate
+
+    def pieces(self, data: bytes) -> Iterable[bytes]:
+        while data and not self._zlib.eof:
+            try:
+                piece = self._zlib.decompress(data, _PIECE)
+            except zlib.error:
+                if not self._fallback:
+                    raise
+                self._fallback, self._zlib = False, zlib.decompressobj(-zlib.MAX_WBITS)
+                data, self._head = self._head + data, b""
+                continue
+            if self._fallback:
+                self._head += data[: len(data) - len(self._zlib.unconsumed_tail)]
+                self._fallback = not piece and len(self._head) < 1024  # output, or a long header: zlib-wrapped it is
+            data = self._zlib.unconsumed_tail
+            if piece:
+                yield piece
 
 
 def malformed(provider: str, endpoint: str, what: str) -> MalformedAnswerError:

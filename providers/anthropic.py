@@ -70,6 +70,7 @@ class AnthropicProvider:
         capabilities: Capabilities | None = None,
         prompt_cache: bool = True,
         prompt_cache_min_chars: int = 4096,
+        max_answer_bytes: int | None = None,
     ) -> None:
         if anthropic is None:
             raise PermanentError("the anthropic provider needs the 'anthropic' extra: pip install 'judgesdk[anthropic]'")
@@ -79,6 +80,7 @@ class AnthropicProvider:
         target = own_endpoint(base_url, "https://api.anthropic.com", "anthropic")  # never ANTHROPIC_BASE_URL
         self.endpoint = redact_url(target)  # shown, keyed: no credentials
         self.timeout_s = timeout_s
+        self.max_answer_bytes = max_answer_bytes  # None: providers._sdk.DEFAULT_MAX_ANSWER_BYTES
         self.capabilities = capabilities or DEFAULT_CAPABILITIES
         self.cache_planner = PromptCachePlanner(prompt_cache_min_chars) if prompt_cache else None
         self._client = anthropic.AsyncAnthropic(
@@ -97,7 +99,7 @@ class AnthropicProvider:
         raws = []
         try:
             for _ in range(request.n):  # one sample per call
-                raws.append(await within(self.timeout_s, self._client.messages.create(**params), self.kind))
+                raws.append(await within(self.timeout_s, self._client.messages.create(**params), self.kind, self.max_answer_bytes))
         except anthropic.APIError as exc:
             raise classify(exc, self.kind) from exc
         response = self.response_from(raws, request)
@@ -196,7 +198,7 @@ class AnthropicOptions(ProviderOptions):
 def _build(settings: ProviderSettings, options: AnthropicOptions) -> AnthropicProvider:
     return AnthropicProvider(
         settings.model, base_url=settings.base_url, api_key=settings.api_key(), timeout_s=settings.timeout_s,
-        capabilities=settings.capabilities, **options.model_dump(exclude_unset=True),
+        capabilities=settings.capabilities, max_answer_bytes=settings.max_answer_bytes, **options.model_dump(exclude_unset=True),
     )  # fmt: skip
 
 

@@ -30,7 +30,7 @@ from judgesdk.provider import (
 )
 
 from ._prompt_cache import ANSWER_NEUTRAL, PromptCachePlanner, cache_marked
-from ._sdk import PLACEHOLDER_KEY, answer_choices, chat_logprob_tokens, chat_usage, check_length, classify, field, own_endpoint, within
+from ._sdk import PLACEHOLDER_KEY, answer_choices, cap_litellm, chat_logprob_tokens, chat_usage, check_length, classify, field, own_endpoint, within
 from .litellm_decisions import LiteLLMDecisionsProvider
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # never fetch the price map at import
@@ -109,6 +109,7 @@ class LiteLLMProvider:
         prompt_cache: bool | None = None,
         prompt_cache_min_chars: int = 4096,
         capabilities: Capabilities | None = None,
+        max_answer_bytes: int | None = None,
     ) -> None:
         if litellm is None:
             raise PermanentError("the litellm provider needs the 'litellm' extra: pip install 'judgesdk[litellm]'")
@@ -120,6 +121,8 @@ class LiteLLMProvider:
         # base_url that would send the vendor's key to another host, so only a key given here is sent there
         self._api_key = api_key or (PLACEHOLDER_KEY if base_url else None)
         self._timeout_s = timeout_s
+        self._max_answer_bytes = max_answer_bytes  # None: providers._sdk.DEFAULT_MAX_ANSWER_BYTES
+        cap_litellm()  # LiteLLM's own HTTP clients: the answer's decoded size capped inside within()
         self._drop_params = drop_params
         cache = routes_to_claude(model) if prompt_cache is None else prompt_cache
         self.cache_planner = PromptCachePlanner(prompt_cache_min_chars) if cache else None
@@ -130,7 +133,7 @@ class LiteLLMProvider:
         params = self._params(request)
         started = time.perf_counter()
         try:
-            raw = await within(self._timeout_s, litellm.acompletion(**params), self.kind)
+            raw = await within(self._timeout_s, litellm.acompletion(**params), self.kind, self._max_answer_bytes)
         except ProviderError:  # within's timeout: typed already
             raise
         except Exception as exc:  # litellm maps backend errors to OpenAI-style exceptions with status_code
@@ -205,11 +208,11 @@ def _build(settings: ProviderSettings, options: LiteLLMOptions) -> LiteLLMProvid
         return LiteLLMDecisionsProvider(  # type: ignore[return-value]
             settings.model, api="systemone" if settings.api == "systemone" else "decisions", base_url=settings.base_url,
             api_key=settings.api_key(), timeout_s=settings.timeout_s,
-            capabilities=settings.capabilities,
+            capabilities=settings.capabilities, max_answer_bytes=settings.max_answer_bytes,
         )  # fmt: skip
     return LiteLLMProvider(
         settings.model, base_url=settings.base_url, api_key=settings.api_key(), timeout_s=settings.timeout_s,
-        capabilities=settings.capabilities, **options.model_dump(exclude_unset=True),
+        capabilities=settings.capabilities, max_answer_bytes=settings.max_answer_bytes, **options.model_dump(exclude_unset=True),
     )  # fmt: skip
 
 

@@ -25,7 +25,7 @@ from judgesdk.core import CapabilityError, ConfigError, PermanentError
 from judgesdk.provider import Capabilities, DecisionRequest, GenerateRequest, GenerateResponse, answer_settings, ask_in_parts, runtime
 
 from . import decisions_wire, systemone_wire
-from ._sdk import PLACEHOLDER_KEY, classify
+from ._sdk import PLACEHOLDER_KEY, cap_litellm, classify, within
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # never fetch the price map at import
 
@@ -56,6 +56,7 @@ class LiteLLMDecisionsProvider:
         api_key: str | None = None,
         timeout_s: float = 60.0,
         capabilities: Capabilities | None = None,
+        max_answer_bytes: int | None = None,
     ) -> None:
         if litellm is None:
             raise PermanentError("the litellm provider needs the 'litellm' extra: pip install 'judgesdk[litellm]'")
@@ -74,7 +75,9 @@ class LiteLLMDecisionsProvider:
         # as the chat adapter: at a custom base_url only a key given here is sent, never the route's environment key
         self._api_key = api_key or (PLACEHOLDER_KEY if base_url else None)
         self._timeout_s = timeout_s
+        self._max_answer_bytes = max_answer_bytes  # None: providers._sdk.DEFAULT_MAX_ANSWER_BYTES
         _record_bodies()
+        cap_litellm()  # LiteLLM's own HTTP clients: the answer's decoded size capped inside within()
 
     @property
     def answer_settings(self) -> str:
@@ -90,11 +93,16 @@ class LiteLLMDecisionsProvider:
                 provider=self.kind,
             )
         started = time.perf_counter()
-        answers, usage, served = await ask_in_parts(request.decision, self.capabilities.max_questions or MAX_QUESTIONS, self._ask)
+        answers, usage, served = await ask_in_parts(request.decision, self.capabilities.max_questions or MAX_QUESTIONS, self._bounded)
         provenance = {"runtime": runtime("litellm"), **({"model": served} if served else {})}
         return GenerateResponse(
             decisions=answers, usage=usage, latency_s=time.perf_counter() - started, provider=self.kind, model=self.model, provenance=provenance
         )
+
+    async def _bounded(self, part: DecisionRequest) -> Any:
+        """:meth:`_ask` bounded as a whole by ``timeout_s``, its answer's decoded size by ``max_answer_bytes``
+        (:func:`judgesdk.providers._sdk.within`)."""
+        return await within(self._timeout_s, self._ask(part), self.kind, self._max_answer_bytes)
 
     async def _ask(self, part: DecisionRequest) -> Any:
         """One call of at most the route's questions: its answers, usage and the model the server names."""

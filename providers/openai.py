@@ -112,6 +112,7 @@ class OpenAIProvider:
         timeout_s: float = 60.0,
         capabilities: Capabilities | None = None,
         model_sha256: str | None = None,
+        max_answer_bytes: int | None = None,
     ) -> None:
         if openai is None:
             raise PermanentError("the openai provider needs the 'openai' extra: pip install 'judgesdk[openai]'")
@@ -122,6 +123,7 @@ class OpenAIProvider:
         target = own_endpoint(base_url, "https://api.openai.com/v1", "openai")  # never OPENAI_BASE_URL
         self.endpoint = redact_url(target)  # shown, keyed: no credentials
         self.timeout_s = timeout_s
+        self.max_answer_bytes = max_answer_bytes  # None: providers._sdk.DEFAULT_MAX_ANSWER_BYTES
         self.capabilities = capabilities or default_capabilities(api)
         self.model_sha256 = model_sha256.lower() if model_sha256 else None  # the served file, as the config names it
         # which model the server says it serves (learn_identity); None: not asked yet; the vendor's own API is not asked
@@ -158,7 +160,7 @@ class OpenAIProvider:
             if self._served is not None:
                 return True
             try:
-                answer = await within(self.timeout_s, self._client.get("/models", cast_to=httpx.Response), self.kind)
+                answer = await within(self.timeout_s, self._client.get("/models", cast_to=httpx.Response), self.kind, self.max_answer_bytes)
                 body = answer.json()
             except openai.APIStatusError as exc:
                 if exc.status_code in (408, 409, 429) or exc.status_code >= 500:  # busy or loading: ask again next time
@@ -190,11 +192,11 @@ class OpenAIProvider:
         started = time.perf_counter()
         try:
             if request.continuation is not None:
-                response = await within(self.timeout_s, self._loglikelihood(request), self.kind)
+                response = await within(self.timeout_s, self._loglikelihood(request), self.kind, self.max_answer_bytes)
             elif self.api == "chat":
-                response = await within(self.timeout_s, self._chat(request), self.kind)
+                response = await within(self.timeout_s, self._chat(request), self.kind, self.max_answer_bytes)
             else:
-                response = await within(self.timeout_s, self._completion(request), self.kind)
+                response = await within(self.timeout_s, self._completion(request), self.kind, self.max_answer_bytes)
         except openai.APIError as exc:
             raise classify(exc, self.kind) from exc
         response.latency_s = time.perf_counter() - started
@@ -365,11 +367,13 @@ class OpenAIOptions(ProviderOptions):
 def _build(settings: ProviderSettings, options: OpenAIOptions) -> OpenAIProvider:
     if settings.api == "decisions":  # POST /v1/decisions (providers/openai_decisions.py)
         return OpenAIDecisionsProvider(  # type: ignore[return-value]
-            settings.model, base_url=settings.base_url, api_key=settings.api_key(), timeout_s=settings.timeout_s, capabilities=settings.capabilities
+            settings.model, base_url=settings.base_url, api_key=settings.api_key(), timeout_s=settings.timeout_s, capabilities=settings.capabilities,
+            max_answer_bytes=settings.max_answer_bytes,
         )
     return OpenAIProvider(  # "chat" or "completions": the spec refused any api it does not list
         settings.model, base_url=settings.base_url, api_key=settings.api_key(), api="completions" if settings.api == "completions" else "chat",
         timeout_s=settings.timeout_s, capabilities=settings.capabilities, model_sha256=options.model_sha256,
+        max_answer_bytes=settings.max_answer_bytes,
     )  # fmt: skip
 
 

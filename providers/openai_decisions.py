@@ -22,7 +22,7 @@ from judgesdk.core import CapabilityError, ConfigError, PermanentError, Transien
 from judgesdk.provider import Capabilities, DecisionRequest, GenerateRequest, GenerateResponse, answer_settings, ask_in_parts, redact_url, runtime
 
 from . import decisions_wire
-from ._sdk import classify, own_endpoint, vendor_key
+from ._sdk import classify, no_redirects, own_endpoint, vendor_key, within
 
 try:
     import httpx
@@ -46,7 +46,14 @@ class OpenAIDecisionsProvider:
     api = "decisions"
 
     def __init__(
-        self, model: str, *, base_url: str | None = None, api_key: str | None = None, timeout_s: float = 60.0, capabilities: Capabilities | None = None
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        timeout_s: float = 60.0,
+        capabilities: Capabilities | None = None,
+        max_answer_bytes: int | None = None,
     ) -> None:
         if openai is None:
             raise PermanentError("the openai provider needs the 'openai' extra: pip install 'judgesdk[openai]'")
@@ -56,7 +63,9 @@ class OpenAIDecisionsProvider:
         self.endpoint = redact_url(target)  # shown, keyed: no credentials
         self.capabilities = capabilities or globals()["capabilities"]()
         # redirects never followed: another host would get the request (and an answer cached as this endpoint's)
-        http_client = openai.DefaultAsyncHttpxClient(follow_redirects=False)
+        http_client = no_redirects(openai.DefaultAsyncHttpxClient, timeout_s)  # answers' decoded size capped too
+        self.timeout_s = timeout_s
+        self.max_answer_bytes = max_answer_bytes  # None: providers._sdk.DEFAULT_MAX_ANSWER_BYTES
         self._client = openai.AsyncOpenAI(api_key=key, base_url=target, timeout=timeout_s, max_retries=0, http_client=http_client)
         if not hasattr(self._client, "decisions"):
             raise ConfigError(
@@ -78,11 +87,16 @@ class OpenAIDecisionsProvider:
             )
         started = time.perf_counter()
         limit = self.capabilities.max_questions or decisions_wire.MAX_QUESTIONS
-        answers, usage, served = await ask_in_parts(request.decision, limit, self._ask)
+        answers, usage, served = await ask_in_parts(request.decision, limit, self._bounded)
         provenance = {"runtime": runtime("openai"), **({"model": served} if served else {})}
         return GenerateResponse(
             decisions=answers, usage=usage, latency_s=time.perf_counter() - started, provider=self.kind, model=self.model, provenance=provenance
         )
+
+    async def _bounded(self, part: DecisionRequest) -> Any:
+        """:meth:`_ask` bounded as a whole by ``timeout_s``, its answer's decoded size by ``max_answer_bytes``
+        (:func:`judgesdk.providers._sdk.within`)."""
+        return await within(self.timeout_s, self._ask(part), self.kind, self.max_answer_bytes)
 
     async def _ask(self, part: DecisionRequest) -> Any:
         """One call of at most ``limit`` questions: its answers, usage and the model the server names."""

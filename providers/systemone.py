@@ -36,7 +36,7 @@ from judgesdk.provider import (
 )
 
 from . import systemone_wire
-from ._sdk import classify
+from ._sdk import capped_client, classify, within
 
 try:
     import httpx
@@ -64,6 +64,7 @@ class SystemOneProvider:
         path: str = systemone_wire.PATH,
         max_questions: int = DEFAULT_MAX_QUESTIONS,
         capabilities: Capabilities | None = None,
+        max_answer_bytes: int | None = None,
     ) -> None:
         if httpx is None:
             raise PermanentError("the systemone provider needs httpx: pip install 'judgesdk[systemone]'")
@@ -78,7 +79,9 @@ class SystemOneProvider:
         self.url = f"{base_url.rstrip('/').removesuffix('/v1')}{path}"
         self.path = path
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self._client = httpx.AsyncClient(timeout=timeout_s, headers=headers, trust_env=False)
+        self._client = capped_client(httpx.AsyncClient(timeout=timeout_s, headers=headers, trust_env=False))  # answers' size capped
+        self.timeout_s = timeout_s
+        self.max_answer_bytes = max_answer_bytes  # None: providers._sdk.DEFAULT_MAX_ANSWER_BYTES
 
     @property
     def answer_settings(self) -> str:
@@ -99,7 +102,10 @@ class SystemOneProvider:
         )
 
     async def _ask(self, part: DecisionRequest) -> Any:
-        return systemone_wire.read_response(await self._post(systemone_wire.request_body(part, self.model)), part)
+        """One call of at most ``max_questions`` questions, bounded as a whole by ``timeout_s`` and its answer's decoded
+        size by ``max_answer_bytes`` (:func:`judgesdk.providers._sdk.within`)."""
+        body = await within(self.timeout_s, self._post(systemone_wire.request_body(part, self.model)), self.kind, self.max_answer_bytes)
+        return systemone_wire.read_response(body, part)
 
     async def _post(self, body: dict[str, Any]) -> Any:
         try:
@@ -147,6 +153,7 @@ def _build(settings: ProviderSettings, options: SystemOneOptions) -> SystemOnePr
     return SystemOneProvider(
         settings.model, base_url=settings.base_url or "", api_key=settings.api_key(), timeout_s=settings.timeout_s,
         path=options.path, max_questions=options.max_questions, capabilities=settings.capabilities,
+        max_answer_bytes=settings.max_answer_bytes,
     )  # fmt: skip
 
 

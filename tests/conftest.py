@@ -89,6 +89,17 @@ def pytest_sessionstart(session):
                     importlib.import_module(info.name)
                 except ImportError:
                     pass
+    # hypothesis's pytest plugin imports hypothesis in its closing summary when no test did; rewritten then, while
+    # the garbage collector finalizes an SDK's coroutine left on a closed loop, the parse fails the same way
+    importlib.import_module("hypothesis")
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """Finalize what the tests left for the garbage collector (an SDK's worker coroutine on a closed event loop)
+    before the closing hooks run, so it never runs inside a parse (see :func:`pytest_sessionstart`)."""
+    import gc
+
+    gc.collect()
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):

@@ -4,14 +4,14 @@
 
 The server, its routes, status codes and record are :mod:`judgesdk.serve`'s. Without ``--config`` the embedded
 local judge answers (the fused judge on the criteria it has fits for). Exit codes: 0 stopped cleanly (SIGTERM,
-Ctrl-C), 3 a configuration error before it listened (no usable judge, an unset key variable, a record file
-another run holds, the serve extra not installed).
+Ctrl-C), 1 stopped, but some served judgement could not be recorded (``--record`` on a full disk), 3 a
+configuration error before it listened (no usable judge, an unset key variable or one with whitespace around the
+key, a record file another run holds, a port in use, a host that does not resolve, the serve extra not installed).
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +35,13 @@ def register(commands: Any) -> None:
     p.add_argument("--concurrency", type=int, default=4, help="requests judged at once (default 4)")
     p.add_argument("--queue", type=int, default=32, help="requests that may wait for a slot (default 32; 429 with Retry-After beyond)")
     p.add_argument("--timeout-s", type=float, default=300.0, help="longest one request may take to judge (default 300; 504 past it)")
-    p.add_argument("--grace-s", type=float, default=30.0, help="how long SIGTERM waits for requests in flight (default 30)")
+    p.add_argument("--grace-s", type=float, default=30.0, help="how long SIGTERM waits for requests in flight (default 30; 503 to those past it)")
+    p.add_argument("--header-timeout-s", type=float, default=10.0, help="longest a connection may take to send its request header (default 10; then closed)")
+    p.add_argument("--body-timeout-s", type=float, default=60.0, help="longest an admitted request may take to send its body (default 60; 408 past it)")
+    p.add_argument(
+        "--max-connections", type=int,
+        help="most connections held at once (default: from ulimit -n); past it the oldest one still sending its header is closed",
+    )  # fmt: skip
     p.add_argument("--max-tokens", type=int, help="a budget for the server's life: tokens billed by the judge's model calls (cache hits free); 503 once spent")
     p.add_argument("--max-usd", type=float, help="the same budget in USD (needs a priced model: LiteLLM's price map)")
     p.add_argument("--record", type=Path, metavar="RESULTS.jsonl", help="append every served judgement here, as judgesdk score -o writes them")
@@ -62,12 +68,9 @@ def run_serve(args: argparse.Namespace) -> int:
             config=args.config, host=args.host, port=args.port, name=args.name, api_key_env=args.api_key_env,
             max_body_bytes=args.max_body_bytes, max_questions=args.max_questions, concurrency=args.concurrency, queue=args.queue,
             timeout_s=args.timeout_s, grace_s=args.grace_s, record=args.record, allow_unfitted=args.allow_unfitted,
-            max_tokens=args.max_tokens, max_usd=args.max_usd,
+            max_tokens=args.max_tokens, max_usd=args.max_usd, header_timeout_s=args.header_timeout_s,
+            body_timeout_s=args.body_timeout_s, max_connections=args.max_connections,
         )  # fmt: skip
     except ValidationError as exc:
         raise ConfigError(f"judgesdk serve: {validation_summary(exc)}") from None
-    if not settings.loopback:
-        guard = "callers need the key in $" + settings.api_key_env if settings.api_key_env else "anyone who reaches it can use it: set --api-key-env"
-        print(f"judgesdk serve: listening on {settings.host}, reachable from other machines; {guard}", file=sys.stderr)
-    serve(settings)
-    return ExitCode.OK
+    return ExitCode.OK if serve(settings) == 0 else ExitCode.FAILED

@@ -22,7 +22,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from judgesdk.core import JudgeResult, method_family, record_of
-from judgesdk.gate.corrected import LABELLED_CHECKS, Labels
+from judgesdk.gate.corrected import LABELLED_CHECKS, Labels, few_labels_notes
 from judgesdk.gate.gate_config import CILowerGate, CoverageGate, GateConfig, MeanGate, PassRateGate, ProvenanceGate, RegressionGate, ReviewGate
 from judgesdk.gate.outcome import calibrated_scores, gate_result, scale_note, undetermined
 from judgesdk.gate.run import CriterionRun, GateRun, collect
@@ -259,7 +259,7 @@ def decide(
         f"held-out MAE {crun.calibration.fit.mae:.3f})"
         for name, crun in run.criteria.items()
         if crun.calibration is not None
-    ]
+    ] + few_labels_notes(config.gates)
     return Verdict(gates=gates, usage=run.usage, budget=run.budget, source=run.source, notes=notes)
 
 

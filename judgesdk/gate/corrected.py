@@ -4,13 +4,15 @@
 indicators) and ``ppi_regression`` (each run's corrected mean from its own slice, a one-sided test of the drop);
 the formulas are in :mod:`judgesdk.stats.ppi` and :mod:`judgesdk.stats.pass_rate`. A result's message and
 ``details`` give the judge-only, human-only and corrected intervals side by side. :func:`~judgesdk.gate.checks.decide`
-runs them through :data:`LABELLED_CHECKS` with the criterion's :class:`Labels`.
+runs them through :data:`LABELLED_CHECKS` with the criterion's :class:`Labels`, and adds :func:`few_labels_notes`
+to the verdict's notes: a ``min_labels`` set below the default 30 is allowed, but the verdict says what the
+interval's coverage was measured to be there.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -24,7 +26,13 @@ from judgesdk.gate.verdict import GateResult
 from judgesdk.records import HumanLabels
 from judgesdk.stats import Interval, PassRateRefusal, PPIMean, PPIMethod, ppi_difference, ppi_drop_p, ppi_mean, proportion_interval, rogan_gladen
 
-__all__ = ["LABELLED_CHECKS", "Labels"]
+__all__ = ["DEFAULT_MIN_LABELS", "FEW_LABELS_COVERAGE", "LABELLED_CHECKS", "Labels", "few_labels_notes"]
+
+DEFAULT_MIN_LABELS = int(PPICILowerGate.model_fields["min_labels"].default)
+# The lowest and highest coverage of the default 95 % interval measured with 10 and 20 labels, over the grid's
+# continuous judges and the integer-valued and lenient ones (benchmarks/ppi_coverage_grid.py --sizes 10,20,30
+# --agreeing; benchmarks/README.md): what a slice below the default is worth.
+FEW_LABELS_COVERAGE = {10: (0.89, 1.0), 20: (0.92, 1.0)}
 
 
 def _span(interval: Interval) -> str:
@@ -57,6 +65,24 @@ def _on_scale(labels: HumanLabels, run: CriterionRun) -> None:
             f"{labels.path}: item {item!r} has label {value:g}, outside the scale {low:g}-{high:g} of criterion {run.criterion.name!r}{more}; "
             "correct the label, or set open_scale = true on the [[criteria]] entry if labels may lie outside the scale"
         )
+
+
+def few_labels_notes(gates: Sequence[object]) -> list[str]:
+    """A note for each corrected gate in ``gates`` (configured gates of any kind; the others are skipped) whose
+    ``min_labels`` is below :data:`DEFAULT_MIN_LABELS`: such a gate runs, but its interval covers less often than
+    its stated confidence, and the note says by how much it was measured to (:data:`FEW_LABELS_COVERAGE`)."""
+    notes = []
+    for gate in gates:
+        if not isinstance(gate, (PPICILowerGate, CorrectedPassRateGate, PPIRegressionGate)) or gate.min_labels >= DEFAULT_MIN_LABELS:
+            continue
+        measured = "; ".join(f"{n} labels: {low:.0%}-{high:.0%}" for n, (low, high) in FEW_LABELS_COVERAGE.items())
+        notes.append(
+            f"warning: gate {gate.label!r} ({gate.kind}) has min_labels = {gate.min_labels}, below the default {DEFAULT_MIN_LABELS}: "
+            f"with fewer labels a 95 % interval was measured to cover the true value as rarely as "
+            f"{min(low for low, _ in FEW_LABELS_COVERAGE.values()):.0%} of the time (coverage {measured}, over the judges of "
+            f"benchmarks/ppi_coverage_grid.py), so its verdict is weaker than stated; label at least {DEFAULT_MIN_LABELS} items"
+        )
+    return notes
 
 
 def _slice(

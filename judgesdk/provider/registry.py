@@ -104,9 +104,11 @@ class ProviderSettings:
     model: str
     base_url: str | None = None
     api: str = "chat"  # one of the kind's ProviderSpec.apis (checked when the config is loaded)
-    timeout_s: float = 60.0
+    timeout_s: float = 60.0  # bounds each request as a whole, its body's last byte included
     api_key_env: str | None = None
     capabilities: Capabilities | None = None
+    # the most bytes an answer's body may decode to (a gzip bomb is refused as it inflates); None: the adapters' default
+    max_answer_bytes: int | None = None
 
     def api_key(self) -> str | None:
         """The key in the variable ``api_key_env`` names, or None: the adapter then reads its vendor's
@@ -134,6 +136,10 @@ class ProviderSettings:
 ANSWER_NEUTRAL_SETTINGS: dict[str, str] = {
     "timeout_s": "how long the client waits for an answer; a request past it fails and nothing is cached",
     "api_key_env": "which variable holds the key; a key authorises a request, it does not change its answer",
+    "max_answer_bytes": (
+        "refuses an answer whose body decodes to more bytes (a permanent error, nothing cached); an answer within it is "
+        "read whole, byte for byte, so the cap never changes an answer that is used"
+    ),
     "capabilities": (
         "declares what the backend can do, which decides which requests a method sends; every request's own fields "
         "(logprobs, labels, grammar...) are in the key"
@@ -162,6 +168,10 @@ class ProviderSpec:
     pricing: Pricing = field(default_factory=Pricing)
     default_model: str = ""
     pooled: bool = True  # rate limits may spread requests over several instances (one SDK client each)
+    # items a judge keeps in flight when its config sets no ``concurrency``: None follows the provider's pace (the
+    # judge's item pace, learnt from latency, 429s and timeouts: a hosted API); a number is what suits a model that
+    # computes a few requests at a time in this process (a local model), where more in flight only queues
+    default_concurrency: int | None = None
     built_in_code: str = ""  # why a config cannot build it, when ``build`` is None
     # what names the answering model beyond the config's own text, read from the config without building the adapter
     # (a local model file's sha256): part of the question a results row answers, so a file replaced at the same path

@@ -32,7 +32,7 @@ NO_KEY_IN_CONFIG = (
     "API keys are never read from config files: put the key in an environment variable and name it with "
     'api_key_env = "VARIABLE"'
 )
-_TOP_LEVEL = {"model", "base_url", "api", "timeout_s", "capabilities"}  # adapter arguments set as fields, never as options
+_TOP_LEVEL = {"model", "base_url", "api", "timeout_s", "max_answer_bytes", "capabilities"}  # adapter arguments set as fields, never as options
 _VARIABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")  # what an environment variable's name can be
 
 
@@ -48,7 +48,8 @@ class ProviderConfig(BaseModel):
     base_url: str | None = None
     api_key_env: str | None = None  # name of the environment variable holding the key
     api: str = "chat"  # which of its APIs the adapter calls: one of the kind's ProviderSpec.apis
-    timeout_s: float = Field(default=60.0, gt=0)  # seconds per request
+    timeout_s: float = Field(default=60.0, gt=0)  # seconds per request, as a whole: the body's last byte included
+    max_answer_bytes: int | None = Field(default=None, gt=0)  # an answer's decoded size at most (None: 64 MiB); past it, refused
     capabilities: dict[str, Any] = Field(default_factory=dict)  # overrides of declared capabilities
     options: dict[str, Any] = Field(default_factory=dict)  # the kind's typed options (local: model_path, n_gpu_layers...)
     rate_limit: RateLimitConfig | None = None  # in flight, RPM/TPM buckets, back-off on 429s; None: unlimited

@@ -86,7 +86,7 @@ def build_adapter(config: ProviderConfig) -> Provider:
     options = spec.parse_options(config.options)
     settings = ProviderSettings(
         kind=config.kind, model=config.model or spec.default_model, base_url=config.base_url, api=config.api,
-        timeout_s=config.timeout_s, api_key_env=config.api_key_env,
+        timeout_s=config.timeout_s, api_key_env=config.api_key_env, max_answer_bytes=config.max_answer_bytes,
     )  # fmt: skip
     if config.api_key_env:  # the key the adapter will send (settings.api_key()) is never shown (judgesdk.provider.urls)
         remember_secret(os.environ.get(config.api_key_env))

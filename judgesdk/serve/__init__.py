@@ -12,11 +12,16 @@ A local HTTP server that answers decision requests in both wire formats with any
   ``--allow-unfitted`` answered by the prompted method and flagged unfitted), or a configured chain (a hosted
   model with judgesdk's cache, fallback, budget and rate limits in front), which answers every question.
 * :mod:`~judgesdk.serve.app`: the HTTP side (starlette): bearer key, body size limit, a bounded queue (429 with
-  ``Retry-After`` when full), the schemas' error bodies and status codes, never a traceback or a hang; an
-  access log without the judged text or any key.
+  ``Retry-After`` when full) that admits a request before its body is read, the schemas' error bodies and status
+  codes, never a traceback or a hang; an access log without the judged text or any key.
+* :mod:`~judgesdk.serve.edge`: what a body must be before anything reads it further: JSON nested at most 64
+  levels, no lone surrogate in any text (400s, never a RecursionError or an unencodable answer).
+* :mod:`~judgesdk.serve.connections`: uvicorn's connections bounded: a deadline for a request's header, a
+  connection limit below ``ulimit -n`` (the oldest half-open connection closed for a newcomer).
 * :mod:`~judgesdk.serve.record`: every served judgement appended to a results file (``--record``), in the rows
   ``judgesdk score -o`` writes, so ``meta-eval``, ``card``, ``gate`` and ``diff`` read it unchanged.
-* :mod:`~judgesdk.serve.run`: uvicorn on 127.0.0.1 unless told otherwise; SIGTERM finishes what is in flight.
+* :mod:`~judgesdk.serve.run`: uvicorn on 127.0.0.1 unless told otherwise (the address bound first: a port in use
+  is one line); SIGTERM finishes what is in flight, and answers 503 to what outlives ``--grace-s``.
 * :mod:`~judgesdk.serve.settings`: the server's settings (:class:`ServeSettings`).
 
 Needs the ``serve`` extra (starlette, uvicorn): ``pip install 'judgesdk[serve]'``.

@@ -18,7 +18,12 @@ class ServeSettings(BaseModel):
     ``api_key_env`` names the variable holding the bearer key callers must send (the key is never a flag or a
     config value). ``concurrency`` requests are judged at once and ``queue`` more may wait; one more is answered
     429 with ``Retry-After``. ``timeout_s`` bounds one request's judging (504 past it). ``grace_s`` is how long
-    SIGTERM waits for requests in flight.
+    SIGTERM waits for requests in flight (those still in flight after it are answered 503).
+
+    Against slow and half-open clients (issue 41): a connection must send its request header within
+    ``header_timeout_s`` and an admitted request its body within ``body_timeout_s`` (408 past it); at most
+    ``max_connections`` connections are held at once (None: derived from ``ulimit -n``, so that accepting a
+    connection never runs out of file descriptors; :mod:`judgesdk.serve.connections`).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -34,6 +39,9 @@ class ServeSettings(BaseModel):
     queue: int = Field(default=32, ge=0)
     timeout_s: float = Field(default=300.0, gt=0)
     grace_s: float = Field(default=30.0, ge=0)
+    header_timeout_s: float = Field(default=10.0, gt=0)
+    body_timeout_s: float = Field(default=60.0, gt=0)
+    max_connections: int | None = Field(default=None, ge=8)
     record: Path | None = None
     allow_unfitted: bool = False
     max_tokens: int | None = Field(default=None, ge=1)  # a budget for the server's life: tokens billed, then 503

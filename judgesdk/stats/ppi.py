@@ -49,6 +49,23 @@ textbook remedy with no parameter to fit; ``method="ppi++"`` keeps ppi-python's 
   the few items where judge and human disagree (measured: 0.91-0.98 coverage with Hall, 0.96-0.99 with the
   logit, n = 30). Without bounds, Hall's interval as it is.
 
+* *a slice that shows no disagreement.* A judge that agrees with the labels on most items (integer scores
+  equal to the label but for a 5 given to 5-10 % of items; a pass/fail judge that passes every human pass and
+  some fails) often agrees on every item of a 30-item slice (0.93^30 = 11 %). The rectifier is then 0 on the
+  slice, the interval shrinks to the judge's own mean, and the judge's bias is never seen: coverage down to 0.76,
+  up to 21 % false passes at the boundary (issue 41). The pseudo-values' variance is therefore **floored at that of
+  two unseen disagreements**, one each way, of ``lam * (hi - lo) / 2`` (half the scale; without bounds half the
+  labels' range): ``var(P) >= 2 (lam (hi - lo) / 2)^2 / (n + 1)``, the plus-four idea (Agresti–Coull: two
+  pseudo-successes and two pseudo-failures) applied to disagreements. ``lam`` there is the judge's weight
+  ``lam * sd(f) / sd(y)`` on the slice, clipped to [0, 1] (1 for a judge equal to the labels on the slice, about
+  its correlation with them for a weak one), so the floor does not move with the judge's scale. It binds only
+  where the slice shows (almost) none, so a judge whose disagreements are seen keeps its width (the SummEval
+  grid's median widths at n = 30 are unchanged but for the best judge on fluency, 0.336 -> 0.388), and it
+  vanishes as 1/n. Measured (``benchmarks/ppi_coverage_grid.py --agreeing``, 1,000 slices a cell): coverage
+  0.950-0.997 and at most 1.1 % false passes at n = 30 over integer-valued and lenient judges and pass rates
+  near 0.9, where the interval without the floor covered 0.76-0.99 (up to 21 % false passes). The floor is not
+  applied to the labels-only interval (lam = 0: its pseudo-values are the labels themselves).
+
 The human-only interval beside it is the same construction with lam = 0 (pseudo-values = the labels), so
 their widths compare like with like. Under f -> a * f + c (a > 0) every lam scales by 1/a and every
 interval is unchanged, **except where the clip of lam to [0, 1] binds** (a slice that asks for lam > 1: a
@@ -85,6 +102,7 @@ __all__ = [
 ]
 
 PPIMethod = Literal["cross-fit", "ppi++"]
+PSEUDO_DISAGREEMENTS = 2.0
 
 
 class PPIMean(BaseModel):
@@ -243,12 +261,22 @@ def _interval(
     return Interval(estimate=estimate, low=low, high=high, n=n, method=method)
 
 
-def _jackknife(y: np.ndarray, f: np.ndarray, fu: np.ndarray, lams: float | np.ndarray) -> tuple[float, float]:
-    """The cross-fit interval's standard error and skewness (module docstring) from the pseudo-values."""
+def _jackknife(
+    y: np.ndarray, f: np.ndarray, fu: np.ndarray, lams: float | np.ndarray, spread: float = 0.0
+) -> tuple[float, float]:
+    """The cross-fit interval's standard error and skewness (module docstring) from the pseudo-values.
+
+    ``spread`` > 0 floors the pseudo-values' variance at that of :data:`PSEUDO_DISAGREEMENTS` unseen disagreements
+    of ``w * spread`` (module docstring: a slice that shows no disagreement), ``w`` the judge's weight in the
+    estimate, ``lam * sd(f) / sd(y)`` on the slice clipped to [0, 1] (free of the judge's scale); 0 leaves it as
+    measured."""
     n = len(y)
     pseudo = ppi_pseudo_values(y, f, fu, lams)
     lam_bar = float(np.mean(lams))
-    labelled = float(np.var(pseudo, ddof=1)) / n
+    sd_y = float(np.std(y))
+    weight = min(1.0, max(0.0, lam_bar * float(np.std(f)) / sd_y)) if sd_y > 0 else 0.0
+    floor = PSEUDO_DISAGREEMENTS * (weight * spread) ** 2 / (n + PSEUDO_DISAGREEMENTS - 1)
+    labelled = max(float(np.var(pseudo, ddof=1)), floor) / n
     if labelled <= (1e-13 * float(np.max(np.abs(pseudo)))) ** 2:  # identical pseudo-values up to rounding (every label equal)
         labelled = 0.0
     se = math.sqrt(labelled + (lam_bar * lam_bar * float(np.var(fu)) / len(fu) if len(fu) else 0.0))
@@ -273,7 +301,9 @@ def ppi_mean(
     ``human[i]`` and ``judge_labelled[i]`` belong to the same labelled item; ``judge_unlabelled`` holds the
     judge's scores on the other items of the run. ``lam=None`` tunes lam from the data (cross-fitted under
     the default ``method="cross-fit"``), a number fixes it (0: human-only, 1: plain PPI). ``bounds`` are the
-    label scale's ends (e.g. ``(1, 5)``), used by ``cross-fit`` only; ``method="ppi++"`` is ppi-python's
+    label scale's ends (e.g. ``(1, 5)``), used by ``cross-fit`` only (they bound the interval, and half their distance
+    is the size of the unseen disagreements that floor its variance; without them, half the labels' range);
+    ``method="ppi++"`` is ppi-python's
     ``ppi_mean_ci`` term for term. ``confidence``: the interval's two-sided level; ``clip`` keeps a tuned lam in
     [0, 1] (a fixed ``lam`` is used as given). Raises ValueError on mismatched or too few inputs (n >= 2), bad bounds.
     """
@@ -303,7 +333,8 @@ def ppi_mean(
     if method == "ppi++":
         se, skew, se_human, skew_human = ppi_se(y, f, fu, lams), None, float(y.std()) / math.sqrt(n), None
     else:
-        se, skew = _jackknife(y, fc, fuc, lams)
+        spread = (bounds[1] - bounds[0]) / 2 if bounds is not None else float(np.ptp(y)) / 2
+        se, skew = _jackknife(y, fc, fuc, lams, spread)
         se_human, skew_human = _jackknife(y, fc, fuc, 0.0)
         if bounds is not None and bool(np.all((y == bounds[0]) | (y == bounds[1]))):
             skew = skew_human = None  # pass/fail labels: the logit interval (module docstring)

@@ -228,3 +228,27 @@ def test_sigterm_finishes_the_request_in_flight_then_stops(upstream: HeldUpstrea
         upstream.hold.clear()
         upstream.release.set()
         serve.cleanup()
+
+
+def test_an_admitted_body_that_never_arrives_is_answered_408(upstream: HeldUpstream, tmp_path: Path) -> None:
+    """A slow upload holds its queue slot only ``--body-timeout-s``: then 408 in the schema, and the slot is free."""
+    import socket
+
+    serve = JudgesdkServe("--config", str(hosted_config(tmp_path, upstream.origin)), "--body-timeout-s", "1", "--concurrency", "1", "--queue", "0")
+    try:
+        serve.start()
+        with socket.create_connection(("127.0.0.1", serve.port), timeout=60) as sock:
+            sock.sendall(b"POST /v1/decisions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 5000\r\n\r\n{")
+            data = b""
+            while b"}}" not in data:  # the whole error body (it may come in more than one segment)
+                chunk = sock.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+        head, _, body = data.partition(b"\r\n\r\n")
+        assert head.split(b" ")[1] == b"408", head
+        assert b'"body_timeout"' in body and b"Traceback" not in body
+        wait_for(lambda: serve.health()["queued"] == 0 and serve.health()["in_flight"] == 0, "the slot to be free")
+        assert post(serve, "/v1/decisions", GOOD, headers={}).status_code == 200
+    finally:
+        serve.cleanup()

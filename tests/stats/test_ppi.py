@@ -76,10 +76,14 @@ def test_ppi_mean_matches_ppi_python_to_1e_6():
                 low, high = (float(np.squeeze(v)) for v in ppi_py.ppi_mean_ci(yl, fl, fu, alpha=alpha, lam=lam))
                 worst = max(worst, abs(fixed.corrected.low - low), abs(fixed.corrected.high - high))
                 # the default (cross-fit) interval at a fixed lam: ppi-python's estimate, and its standard error
-                # with the labelled variance taken with ddof 1 (the jackknife of a mean at a fixed lam)
+                # with the labelled variance taken with ddof 1 (the jackknife of a mean at a fixed lam), floored at
+                # two unseen disagreements of w * half the labels' range (w = lam * sd(f) / sd(y), clipped to [0, 1])
                 crossed = ppi_mean(yl, fl, fu, confidence=confidence, lam=lam)
                 z = (high - low) / 2 / float(stats.norm.ppf(1 - alpha / 2))
-                jackknife = np.sqrt(z**2 + np.var(yl - lam * fl) / (n * (n - 1)))
+                w = min(1.0, max(0.0, lam * np.std(fl) / np.std(yl))) if np.std(yl) > 0 else 0.0
+                rectifier = np.var(yl - lam * fl)
+                floor = 2 * (w * np.ptp(yl) / 2) ** 2 / (n + 1)
+                jackknife = np.sqrt(z**2 - rectifier / n + max(rectifier * n / (n - 1), floor) / n)
                 worst = max(worst, abs(crossed.corrected.estimate - (low + high) / 2), abs(crossed.se - jackknife))
     assert worst < 1e-6
 

@@ -46,3 +46,31 @@ def gate_file(tmp_path: Path, gates: str, labels: str = 'labels = "labels.jsonl"
 
 def gate_of(verdict, check):
     return next(g for g in verdict.gates if g.check == check)
+
+
+TOP_PILED = (0.02, 0.03, 0.06, 0.29, 0.60)  # labels 1-5 piled at the top: 89 % at 4 or above
+SPREAD = (0.10, 0.20, 0.30, 0.25, 0.15)
+
+
+def integer_labels(rng, n, probs=SPREAD):
+    """``n`` integer labels on 1-5 drawn with the shares ``probs`` (of 1, 2, ..., 5)."""
+    return rng.choice([1.0, 2.0, 3.0, 4.0, 5.0], size=n, p=list(probs))
+
+
+def slice_coverage(human, judge, n_labels, reps, bounds, seed=0, **kwargs):
+    """Draw ``reps`` random slices of ``n_labels`` items (seeded), the rest unlabelled, and run the default
+    corrected interval (``judgesdk.stats.ppi_mean``, ``bounds`` the scale) on each: (share of intervals that hold
+    the population mean of ``human``, share whose low end reaches it, i.e. a gate with min = the truth passes,
+    median width of the corrected interval over the labels-only one)."""
+    from judgesdk.stats import ppi_mean
+
+    rng = np.random.default_rng(seed)
+    truth, covered, passed, ratios = float(np.mean(human)), 0, 0, []
+    for _ in range(reps):
+        mask = np.zeros(len(human), bool)
+        mask[rng.choice(len(human), n_labels, replace=False)] = True
+        est = ppi_mean(human[mask], judge[mask], judge[~mask], bounds=bounds, **kwargs)
+        covered += est.corrected.low <= truth <= est.corrected.high
+        passed += est.corrected.low >= truth
+        ratios.append(est.corrected.width / est.human_only.width)
+    return covered / reps, passed / reps, float(np.median(ratios))

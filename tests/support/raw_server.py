@@ -12,14 +12,18 @@ path, lower-cased headers, parsed JSON body) and returns a :class:`Reply`::
         assert len(server.requests) == 1
 
 ``Reply.trickle_s`` sends the body one byte per ``trickle_s`` seconds after the headers (the test's client
-gets every byte well within its read timeout, never the whole body within a total one). Stdlib only.
+gets every byte well within its read timeout, never the whole body within a total one). ``Reply.encoding``
+("gzip" or "deflate") sends the body compressed, with its ``Content-Encoding``: a body of a few kilobytes that
+inflates to megabytes (:func:`padded`, a decompression bomb kept small). Stdlib only.
 """
 
 from __future__ import annotations
 
+import gzip
 import json
 import threading
 import time
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
@@ -27,7 +31,7 @@ from typing import Any
 
 from support.loopback import LoopbackServer, QuietHTTPServer
 
-__all__ = ["RawRequest", "RawServer", "Reply", "chat_completion"]
+__all__ = ["RawRequest", "RawServer", "Reply", "chat_completion", "padded"]
 
 
 @dataclass
@@ -45,11 +49,22 @@ class Reply:
     body: bytes | None = None
     headers: dict[str, str] = field(default_factory=dict)
     trickle_s: float = 0.0  # > 0: one byte of the body per trickle_s seconds
+    encoding: str = ""  # "gzip" or "deflate": the body is sent compressed, with its Content-Encoding header
 
     def payload(self) -> bytes:
-        if self.body is not None:
-            return self.body
-        return json.dumps(self.json_body).encode()
+        """The body as sent (compressed where ``encoding`` says so)."""
+        plain = self.body if self.body is not None else json.dumps(self.json_body).encode()
+        if self.encoding == "gzip":
+            return gzip.compress(plain, compresslevel=9)
+        if self.encoding == "deflate":
+            return zlib.compress(plain, 9)
+        return plain
+
+
+def padded(body: bytes, size: int) -> bytes:
+    """``body`` (JSON) followed by whitespace up to ``size`` bytes: the same JSON once parsed, ``size`` bytes once
+    decoded, a few kilobytes once compressed."""
+    return body + b" " * max(size - len(body), 0)
 
 
 def chat_completion(text: str = "4", *, model: str = "m", logprobs: Any = None) -> dict[str, Any]:
@@ -93,7 +108,8 @@ class _Handler(BaseHTTPRequestHandler):
         reply = self.app.answer(request)
         payload = reply.payload()
         self.send_response(reply.status)
-        headers = {"content-type": "application/json", **{k.lower(): v for k, v in reply.headers.items()}}
+        headers = {"content-type": "application/json", **({"content-encoding": reply.encoding} if reply.encoding else {})}
+        headers.update({k.lower(): v for k, v in reply.headers.items()})
         for name, value in headers.items():
             self.send_header(name, value)
         self.send_header("content-length", str(len(payload)))

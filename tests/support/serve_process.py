@@ -2,7 +2,10 @@
 System One upstream that a test can hold (a judge behind the server whose answers come when the test says).
 
 :class:`JudgesdkServe` runs the real command (``python -m judgesdk.cli.app serve ...``) with its own cache folder;
-it is ready when ``GET /health`` answers 200, and :meth:`JudgesdkServe.health` reads the counters there.
+it is ready when ``GET /health`` answers 200, and :meth:`JudgesdkServe.health` reads the counters there. With
+``nofile`` it runs under that ``ulimit -n``; with ``full_disk`` (a path), every write to a results file fails with
+ENOSPC while that path exists (injected at the ledger's writer, the one place a row reaches the disk): a full disk
+a test can fill and free.
 :class:`HeldUpstream` answers System One requests (every question: the same distribution) and, while
 ``hold`` is set, keeps each request waiting until the test releases it, so that "one request in flight" is a
 state a test reaches by waiting for it, never by timing.
@@ -11,6 +14,7 @@ state a test reaches by waiting for it, never by timing.
 from __future__ import annotations
 
 import json
+import os
 import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -26,19 +30,44 @@ from support.servers import LOOPBACK, ServerProcess, _child_env, _http_get
 
 P5 = (0.1, 0.2, 0.4, 0.2, 0.1)
 
+# ``python -c BOOT NOFILE FULL_DISK serve ...``: the serve command under a descriptor limit, with a full disk on demand
+BOOT = """
+import errno, os, resource, sys
+nofile, full = int(sys.argv[1]), sys.argv[2]
+if nofile:
+    resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
+if full:
+    from judgesdk.records import ledger
+    real = ledger._write_all
+    def _write_all(handle, data):
+        if os.path.exists(full):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real(handle, data)
+    ledger._write_all = _write_all
+from judgesdk.cli.app import main
+sys.exit(main(sys.argv[3:]))
+"""
+
 
 class JudgesdkServe(ServerProcess):
     name = "judgesdk-serve"
 
-    def __init__(self, *args: str, env: dict[str, str] | None = None, cache: Path | None = None, startup_timeout: float = CEILING_S) -> None:
+    def __init__(
+        self, *args: str, env: dict[str, str] | None = None, cache: Path | None = None, startup_timeout: float = CEILING_S,
+        nofile: int | None = None, full_disk: Path | None = None,
+    ) -> None:  # fmt: skip
         super().__init__()
         self.args = list(args)
+        self.nofile, self.full_disk = nofile, full_disk
         self.extra_env = dict(env or {})
         self.extra_env["JUDGESDK_CACHE_DIR"] = str(cache or self.workdir / "cache")
         self.startup_timeout = startup_timeout
 
     def command(self) -> list[str]:
-        return [sys.executable, "-m", "judgesdk.cli.app", "serve", "--host", LOOPBACK, "--port", str(self.port), *self.args]
+        serve = ["serve", "--host", LOOPBACK, "--port", str(self.port), *self.args]
+        if self.nofile is None and self.full_disk is None:
+            return [sys.executable, "-m", "judgesdk.cli.app", *serve]
+        return [sys.executable, "-c", BOOT, str(self.nofile or 0), os.fspath(self.full_disk or ""), *serve]
 
     def env(self) -> dict[str, str]:
         return _child_env(self.extra_env)
