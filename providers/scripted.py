@@ -167,5 +167,6 @@ PROVIDER = ProviderSpec(
     kind=ScriptedProvider.kind,
     capabilities=FULL,
     pricing=Pricing(local=True),
+    default_concurrency=4,  # answers at once, from a script: a fixed number keeps tests' interleavings reproducible
     built_in_code="the scripted provider is built in code: ScriptedProvider(script)",
 )

@@ -8,6 +8,9 @@ Its modules:
 
 * ``signals.py``: likelihoods and yes/no probabilities from a small model, measured once per output;
   ``text.py``: cheap, model-free evidence (overlap, novelty, length, repetition);
+* ``overlap.py``: the overlap rung: model-free overlap signals with signs fixed in advance, their measured
+  per-shape figures (``data/overlap_rungs.json``), the rule for when one may answer where no fit holds, and the
+  measured figures of the prompted fallback (``data/fallbacks.json``: a method at chance is never a fallback);
 * ``domains.py``: the tasks a fit is made for and the envelope check that an item is one of them; ``priors.py``:
   what each domain's fit may read and the sign each signal may take, fixed before fitting;
 * ``model.py``: a fitted judge (ridge per criterion, then a monotone map) and its versioned file;
@@ -42,6 +45,22 @@ if TYPE_CHECKING:
         load,
         model_sha256,
         save,
+    )
+    from judgesdk.fused.overlap import (
+        OVERLAP_SIGNS,
+        REFERENCE_OVERLAP_SIGNALS,
+        RUNG_SIGNALS,
+        SOURCE_OVERLAP_SIGNALS,
+        Rung,
+        at_chance,
+        decide,
+        figure,
+        item_shape,
+        ladder_label,
+        novel_share,
+        overlap_signals,
+        sentences,
+        to_scale,
     )
     from judgesdk.fused.refitting import refit
     from judgesdk.fused.signals import (
@@ -82,18 +101,32 @@ __all__ = [
     "mean_group_spearman",
     "model_sha256",
     "ModelIdentity",
+    "OVERLAP_SIGNS",
+    "overlap_signals",
     "QUESTIONS",
+    "at_chance",
+    "decide",
+    "figure",
+    "item_shape",
+    "ladder_label",
+    "novel_share",
     "readable",
     "REFERENCE_LIKELIHOOD_FEATURES",
+    "REFERENCE_OVERLAP_SIGNALS",
     "refit",
+    "Rung",
+    "RUNG_SIGNALS",
     "save",
     "SHAPE",
     "shape",
     "signal_table",
+    "sentences",
     "signs_for",
+    "SOURCE_OVERLAP_SIGNALS",
     "system_kendall",
     "templates",
     "text_features",
+    "to_scale",
     "UNCONDITIONAL_FEATURES",
     "WITHOUT_CONTEXT_FEATURES",
 ]
@@ -105,6 +138,11 @@ __getattr__, __dir__ = _lazy(
         **dict.fromkeys(("CriterionFit", "fit_criterion", "group_bootstrap", "group_codes", "mean_group_spearman", "system_kendall",), "judgesdk.fused.fit"),
         "level_probabilities": "judgesdk.fused.levels",
         **dict.fromkeys(("CriterionModel", "Declined", "FORMAT", "FusedModelFile", "ModelIdentity", "bundled", "bundled_for", "bundled_labels", "file_sha256", "load", "model_sha256", "save",), "judgesdk.fused.model"),
+        **dict.fromkeys(
+            ("OVERLAP_SIGNS", "REFERENCE_OVERLAP_SIGNALS", "RUNG_SIGNALS", "Rung", "SOURCE_OVERLAP_SIGNALS", "at_chance", "decide", "figure",
+             "item_shape", "ladder_label", "novel_share", "overlap_signals", "sentences", "to_scale",),
+            "judgesdk.fused.overlap",
+        ),
         "refit": "judgesdk.fused.refitting",
         **dict.fromkeys(("Evidence", "JOIN", "QUESTIONS", "REFERENCE_LIKELIHOOD_FEATURES", "UNCONDITIONAL_FEATURES", "WITHOUT_CONTEXT_FEATURES", "extract", "features", "templates",), "judgesdk.fused.signals"),
         "text_features": "judgesdk.fused.text",

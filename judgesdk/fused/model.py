@@ -252,10 +252,16 @@ def file_sha256(path: str | Path) -> str:
     return digest.hexdigest()
 
 
+# Data beside the fits that is no fit: the overlap rung's measured figures and the prompted fallback's
+# (:mod:`judgesdk.fused.overlap`).
+_NOT_FITS = frozenset({"overlap_rungs.json", "fallbacks.json"})
+
+
 @functools.cache
 def _bundled() -> tuple[FusedModelFile, ...]:
     root = resources.files("judgesdk.fused.data")
-    fits = [load(Path(str(p))) for p in sorted(root.iterdir(), key=lambda p: p.name) if p.name.endswith(".json")]
+    found = sorted(root.iterdir(), key=lambda p: p.name)
+    fits = [load(Path(str(p))) for p in found if p.name.endswith(".json") and p.name not in _NOT_FITS]
     order = list(DOMAINS)
     return tuple(sorted(fits, key=lambda f: order.index(f.domain)))
 

@@ -10,10 +10,13 @@ the loop they were created on. No global state: two judges share nothing.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import copy
 import logging
+import math
 import threading
 import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -39,7 +42,18 @@ from judgesdk.core import (
 from judgesdk.estimation import EstimationSettings
 from judgesdk.judging.judge_config import JudgeConfig, detect_chain, load_config
 from judgesdk.prompting import Template, instruction_like, load_template
-from judgesdk.provider import Extras, Provider, ProviderSource, assemble, collecting, served_by, settings_of, witnessed
+from judgesdk.provider import (
+    Extras,
+    OverloadGuard,
+    Provider,
+    ProviderSource,
+    assemble,
+    collecting,
+    provider_spec,
+    served_by,
+    settings_of,
+    witnessed,
+)
 from judgesdk.scorers import Comparison, Ranking, ScorerOptions, method_spec, score_fine_grained, scorer_for
 from judgesdk.scorers import compare as pairwise_compare
 from judgesdk.scorers import rank as pairwise_rank
@@ -62,7 +76,10 @@ class Judge:
     applies, else the prompted one; an unknown name fails here, not at the first item); ``dataset`` selects
     dataset-specific prompt variants where a paper prints them; ``method_options`` are per-method settings;
     ``settings`` says how distributions are estimated; ``concurrency`` (at least 1) is how many items are in
-    flight at once. Use it as a context manager, or call :meth:`close`, to close the providers it built and stop
+    flight at once, a fixed limit; None (the default) keeps the number the first usable provider's kind declares
+    (``ProviderSpec.default_concurrency``: 4 for the local model) or, where it declares none (a hosted API), follows
+    the provider's pace (:class:`Pace`: growing while latency holds, shrinking on 429s and timeouts, at most
+    :data:`PACE_CAP`). Use it as a context manager, or call :meth:`close`, to close the providers it built and stop
     its private event loop.
     """
 
@@ -75,12 +92,12 @@ class Judge:
         dataset: str | None = None,
         method_options: Mapping[str, Any] | None = None,
         settings: EstimationSettings | None = None,
-        concurrency: int = 4,
+        concurrency: int | None = None,
     ) -> None:
         chain = list(providers) if isinstance(providers, Sequence) else [providers]
         if not chain:
             raise InputError("a Judge needs at least one provider")
-        if concurrency < 1:
+        if concurrency is not None and concurrency < 1:
             raise InputError(f"concurrency must be at least 1, got {concurrency}")
         self._sources: list[ProviderSource] = chain
         self._built: dict[int, Provider] = {}
@@ -94,6 +111,7 @@ class Judge:
         )
         self.method = method
         self.concurrency = concurrency
+        self._pace: Pace | None = None  # what the last run learnt of the provider's pace (concurrency unset)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
 
@@ -131,7 +149,7 @@ class Judge:
             dataset=config.dataset,
             method_options=config.method_options,
             settings=config.estimation,
-            concurrency=config.concurrency,
+            concurrency=config.fixed_concurrency(),
         )
 
     # -- async API -------------------------------------------------------------------------------
@@ -161,7 +179,8 @@ class Judge:
         method: str | None = None,
         on_result: Callable[[int, JudgeResult], None] | None = None,
     ) -> list[JudgeResult]:
-        """Judge many items with at most ``concurrency`` in flight; results in input order. ``criterion``
+        """Judge many items, at most ``concurrency`` in flight (unset: the provider's pace, see the class
+        docstring); results in input order (``on_result`` sees them as they finish, in any order). ``criterion``
         may be a list (fine-grained, as in :meth:`ascore`).
 
         A failing item (its providers failed, or something untyped raised while judging it) becomes a result
@@ -170,11 +189,14 @@ class Judge:
         :class:`ConfigError`, a budget stop) stops the run: the items in flight are cancelled first.
         """
         parsed = [item if isinstance(item, JudgeItem) else JudgeItem.model_validate(item) for item in items]
-        gate = asyncio.Semaphore(self.concurrency)
+        fixed = self._fixed_concurrency()
+        if fixed is None and (self._pace is None or self._pace.in_flight):  # a run under way keeps its own
+            self._pace = Pace() if self._pace is None else self._pace.carried()
+        gate = _ItemGate(fixed, None if fixed is not None else self._pace, self._pace_signals)
         crit = as_criteria(criterion)
 
         async def one(index: int, item: JudgeItem) -> JudgeResult:
-            async with gate:
+            async with gate.slot() as slot:
                 try:
                     result = await self._judge(item, crit, method or self.method)
                 except JudgeSDKError:  # typed and meant for the caller (bad input or config, a budget stop): it
@@ -185,6 +207,7 @@ class Judge:
                     if not stray(exc):
                         raise
                     result = _error_result(item, crit, method or self.method, stray_message(exc))
+                slot.answered = result.status != "error"
             if on_result is not None:
                 on_result(index, result)
             return result
@@ -382,6 +405,39 @@ class Judge:
         """Why each provider known to be unusable is skipped, in chain order."""
         return [self._broken[i] for i in sorted(self._broken)]
 
+    def _fixed_concurrency(self) -> int | None:
+        """Items in flight as a fixed limit: the judge's ``concurrency``, else what the first usable provider's kind
+        declares (``ProviderSpec.default_concurrency``); None: follow the provider's pace."""
+        if self.concurrency is not None:
+            return self.concurrency
+        for index in range(len(self._sources)):
+            provider = self._usable(index)
+            if provider is not None:
+                try:
+                    return provider_spec(provider.kind).default_concurrency
+                except ConfigError:  # a kind built in code that the registry does not know: a provider of one's own
+                    return None
+        return None
+
+    def _pace_signals(self) -> tuple[int, int | None]:
+        """What the providers built so far have learnt, for the item pace: the congestion they saw (429s, overload
+        answers and timeouts counted by each overload guard) and the tightest in-flight limit below it (an
+        overload guard's learnt limit, a rate limit's ``max_concurrency`` × its back-off factor; None: none)."""
+        congested, bound = 0, None
+        for provider in list(self._built.values()):
+            layer: Any = provider
+            while layer is not None:
+                limit: float | int | None = None
+                if isinstance(layer, OverloadGuard):
+                    congested += layer.stats.congested
+                    limit = layer.limit.limit
+                elif isinstance(getattr(type(layer), "concurrency_limit", None), property):  # a rate limit layer
+                    limit = layer.concurrency_limit
+                if limit is not None:
+                    bound = max(1, math.floor(limit)) if bound is None else min(bound, max(1, math.floor(limit)))
+                layer = getattr(layer, "inner", None)
+        return congested, bound
+
     def _usable(self, index: int) -> Provider | None:
         """The chain's ``index``-th provider, or None when it cannot be built (remembered for the judge's lifetime)."""
         if index in self._broken:
@@ -469,3 +525,177 @@ def _scoring_call(
     if len(criteria) == 1:
         return lambda p: scorer(p, item, criteria[0], options, method)
     return lambda p: score_fine_grained(p, item, criteria, options, method)
+
+
+# -- the item pace ----------------------------------------------------------------------------------------
+
+PACE_START = 4  # items in flight when a run starts following the provider's pace
+PACE_CAP = 64  # the most items in flight the pace allows (a rate limit or an overload guard below may allow fewer)
+
+
+class Pace:
+    """How many items a judge keeps in flight when no concurrency is set: learnt from the provider, as the
+    overload and rate layers below learn its limit for requests (AIMD, as TCP learns a path's window).
+
+    Why: a fixed number of items in flight above those layers never lets requests reach what the provider allows
+    (4 items at 200 ms is 20 items/s whatever the API takes), and a large fixed number floods a provider that
+    answers 429 above a few requests in flight. The pace starts at ``start`` and
+
+    * **grows** on each item answered (admitted since the last decrease) while the limit was what held items back
+      and its latency held (at most
+      ``tolerance`` × the fastest item seen: past that, the client or the server is saturated and more in flight only
+      queues): by one per item until the first congestion (slow start, doubling per round trip), then by one per
+      limit's worth of items. Near the level where congestion was last seen (within one), growth slows by half
+      for each congestion seen again there, so a hard quota (429 above 8 in flight) is probed ever more rarely;
+    * **shrinks** to ``decrease`` × the limit when the layers below count congestion (the overload guard's
+      ``stats.congested``: 429s, overload answers, timeouts read as overload), once per wave: congestion counted
+      before an item admitted after the last decrease has finished was caused by the old level, and is absorbed;
+    * stays within 1 and ``cap``, and within ``bound``: the tightest in-flight limit the layers below have learnt
+      (an overload guard's limit, a rate limit's ``max_concurrency`` × its back-off factor).
+
+    Pure logic, no clock: :meth:`admit` when an item starts, :meth:`finish` when it ends, with its latency and the
+    layers' congestion count (deterministic unit tests need no event loop).
+    """
+
+    def __init__(
+        self, start: int = PACE_START, cap: int = PACE_CAP, decrease: float = 0.5, tolerance: float = 2.0
+    ) -> None:
+        if not 1 <= start <= cap or not 0 < decrease < 1 or tolerance < 1:
+            raise InputError(
+                "a pace needs 1 <= start <= cap, 0 < decrease < 1 and tolerance >= 1 "
+                f"(got start {start}, cap {cap}, decrease {decrease}, tolerance {tolerance})"
+            )
+        self.limit = float(start)
+        self.cap = cap
+        self.decrease = decrease
+        self.tolerance = tolerance
+        self.in_flight = 0
+        self.slow_start = True
+        self.wave = 0  # incremented on every decrease; an item remembers the wave it was admitted in
+        self.armed = True  # whether congestion counted now may shrink the limit (an item of this wave has finished)
+        self.seen = 0  # the layers' congestion count at the last finish
+        self.fastest_s: float | None = None
+        self.ceiling: int | None = None  # the level at which congestion was last seen
+        self.strikes = 0  # congestion seen again at that level (each halves the growth near it)
+        self.decreases = 0
+        self.most = 0  # the most items in flight at once
+
+    def carried(self) -> Pace:
+        """A pace that starts where this one is (what it learnt, none of its items): for a run beside this one's."""
+        twin = copy.copy(self)
+        twin.in_flight = 0
+        return twin
+
+    def size(self, bound: int | None = None) -> int:
+        """Items allowed in flight now: the limit, within 1, ``cap`` and ``bound`` (a layer's limit, or None)."""
+        size = min(math.floor(self.limit), self.cap)
+        return max(1, size if bound is None else min(size, bound))
+
+    def allows(self, bound: int | None = None) -> bool:
+        """Whether one more item may start (``bound`` as in :meth:`size`)."""
+        return self.in_flight < self.size(bound)
+
+    def admit(self) -> int:
+        """An item starts; returns its wave (hand it back to :meth:`finish`)."""
+        self.in_flight += 1
+        self.most = max(self.most, self.in_flight)
+        return self.wave
+
+    def finish(
+        self, wave: int, latency_s: float | None, congested: int, bound: int | None = None, waiting: int = 0
+    ) -> None:
+        """An item admitted in ``wave`` ended: answered in ``latency_s`` seconds (None: it failed, which says nothing
+        about the pace), with the layers' congestion count now ``congested``, their limit ``bound``, and ``waiting``
+        items waiting to start (whether the limit is what holds items back: items ending together each count)."""
+        held_back = self.in_flight + waiting >= self.size(bound)
+        self.in_flight -= 1
+        if wave == self.wave:
+            self.armed = True
+        if congested > self.seen:
+            self.seen = congested
+            if self.armed:
+                self._shrink(bound)
+            return
+        if latency_s is None or wave != self.wave:  # failed, or sent at a level congestion has since shrunk
+            return
+        self.fastest_s = latency_s if self.fastest_s is None else min(self.fastest_s, latency_s)
+        if held_back and latency_s <= self.tolerance * self.fastest_s and self.limit < self.cap:
+            self._grow()
+
+    def _grow(self) -> None:
+        if self.slow_start:
+            self.limit += 1.0
+            return
+        step = 1.0 / self.limit
+        if self.ceiling is not None and self.ceiling - 1 <= self.limit <= self.ceiling + 1:
+            step /= 2 ** min(self.strikes, 6)
+        self.limit = min(self.limit + step, float(self.cap))
+
+    def _shrink(self, bound: int | None) -> None:
+        level = self.size(bound)
+        self.strikes = self.strikes + 1 if self.ceiling is not None and abs(level - self.ceiling) <= 1 else 0
+        self.ceiling = level
+        self.limit = max(1.0, level * self.decrease)
+        self.slow_start = False
+        self.wave += 1
+        self.armed = False
+        self.decreases += 1
+
+
+class _Slot:
+    """One item's place in flight; the item sets ``answered`` when it got an answer (a result, not an error)."""
+
+    def __init__(self, wave: int) -> None:
+        self.wave = wave
+        self.answered = False
+        self.started = asyncio.get_running_loop().time()  # the loop's clock: virtual time in tests
+
+
+class _ItemGate:
+    """Items in flight for one ``score_many``: a fixed number (``fixed``), or ``pace`` (a :class:`Pace`, carried
+    over from the judge's earlier runs so that each run does not start slow again) over what ``signals`` returns
+    (the layers' congestion count and in-flight limit)."""
+
+    def __init__(self, fixed: int | None, pace: Pace | None, signals: Callable[[], tuple[int, int | None]]) -> None:
+        self.fixed = fixed
+        self.pace = pace
+        self._signals = signals
+        if self.pace is not None:
+            self.pace.seen = signals()[0]  # congestion counted by earlier runs on the same providers is theirs
+        self._changed = asyncio.Condition()
+        self._in_flight = 0
+        self._waiting = 0  # items waiting for a slot
+
+    def _allows(self) -> bool:
+        if self.pace is None:
+            return self._in_flight < (self.fixed or 1)
+        return self.pace.allows(self._signals()[1])
+
+    @contextlib.asynccontextmanager
+    async def slot(self) -> AsyncIterator[_Slot]:
+        async with self._changed:
+            self._waiting += 1
+            try:
+                await self._changed.wait_for(self._allows)
+            finally:
+                self._waiting -= 1
+            self._in_flight += 1
+            slot = _Slot(self.pace.admit() if self.pace is not None else 0)
+        try:
+            yield slot
+        finally:
+            if self.pace is not None:
+                congested, bound = self._signals()
+                latency = asyncio.get_running_loop().time() - slot.started if slot.answered else None
+                self.pace.finish(slot.wave, latency, congested, bound, self._waiting)
+            self._in_flight -= 1
+            await self._notify()
+
+    async def _notify(self) -> None:
+        """Wake as many waiting items as may start now (more than one when the pace grew), not every one of them."""
+        async with self._changed:
+            if self.pace is None:
+                free = (self.fixed or 1) - self._in_flight
+            else:
+                free = self.pace.size(self._signals()[1]) - self._in_flight
+            self._changed.notify(max(free, 0))

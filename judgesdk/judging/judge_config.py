@@ -47,7 +47,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from judgesdk.core import ConfigError, Criterion
 from judgesdk.estimation import EstimationSettings
-from judgesdk.fused import bundled_labels, file_sha256
+from judgesdk.fused import bundled_labels, file_sha256, ladder_label
 from judgesdk.provider import (
     BUILT_IN,
     NO_KEY_IN_CONFIG,
@@ -84,12 +84,20 @@ class JudgeConfig(BaseModel):
     method: str = "auto"  # the fused judge where fitted (local model, summaries), else geval
     dataset: str | None = None  # selects dataset-specific prompt variants where a paper prints them
     method_options: dict[str, Any] = Field(default_factory=dict)  # per-method settings: rungs, k, normalization...
+    # items in flight; unset, the judge follows the provider's pace (its ``default_concurrency`` where the adapter
+    # declares one, e.g. the local model's 4): :meth:`fixed_concurrency`. The 4 is what readers that need a number
+    # (a jury, a forecast) use when it is unset
     concurrency: int = Field(default=4, ge=1)
     retry: RetryPolicy = Field(default_factory=RetryPolicy)
     overload: OverloadConfig = Field(default_factory=OverloadConfig)  # adaptive concurrency, circuit breaker
     cache: CacheConfig = Field(default_factory=CacheConfig)
     estimation: EstimationSettings = Field(default_factory=EstimationSettings)
     jury: JuryConfig | None = None  # several judges instead of one (judgesdk.jury); None: this judge alone
+
+    def fixed_concurrency(self) -> int | None:
+        """The items in flight the config (or ``JUDGESDK_CONCURRENCY``) sets, a fixed limit; None where it sets none,
+        so the judge follows the provider's pace (:class:`judgesdk.judging.judge.Pace`)."""
+        return self.concurrency if "concurrency" in self.model_fields_set else None
 
     @field_validator("method_options")
     @classmethod
@@ -242,6 +250,8 @@ def load_config(source: str | Path | Mapping[str, Any] | JudgeConfig | None = No
     does not validate, is a :class:`~judgesdk.core.errors.ConfigError` naming what is wrong."""
     if isinstance(source, JudgeConfig):
         data: dict[str, Any] = source.model_dump()
+        if "concurrency" not in source.model_fields_set:  # unset stays unset: the judge follows the provider's pace
+            data.pop("concurrency")
     elif isinstance(source, Mapping):
         data = dict(source)
     elif source is None:
@@ -467,8 +477,9 @@ def fit_identities(fused_model: object = None) -> list[str]:
     a story fit where stories went to ``geval`` before, change answers for the same config) and the user's own
     fit file named in ``method_options`` (refitted in place, it answers differently under the same name). A
     resumed run keeps only rows asked of the same fits. A missing user file is named by its path: the run itself
-    reports it."""
-    names = list(bundled_labels())
+    reports it. The overlap rung's measured data (:func:`judgesdk.fused.ladder_label`) is named too: a re-measured
+    rung answers differently."""
+    names = [*bundled_labels(), ladder_label()]  # the rung below the fits answers for `auto` too (issue 45)
     if fused_model:
         path = Path(str(fused_model)).expanduser()
         names.append(f"file sha256:{file_sha256(path)}" if path.is_file() else f"file {path}")

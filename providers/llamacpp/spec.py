@@ -92,6 +92,7 @@ PROVIDER = ProviderSpec(
     pricing=Pricing(local=True),
     default_model=EMBEDDED_MODEL,
     pooled=False,  # one model in process, one copy
+    default_concurrency=4,  # one model computing in this process: more items in flight only queue (and hold memory)
     answer_neutral=ANSWER_NEUTRAL,
     detect_order=100,  # the detected chain's fallback: always, after the hosted kinds whose keys are set
 )

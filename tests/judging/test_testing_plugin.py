@@ -145,7 +145,8 @@ def test_session_judge_on_the_embedded_model_is_served_from_the_cache_on_a_rerun
     monkeypatch.setenv("JUDGESDK_CACHE_DIR", str(tmp_path / "cache"))
     need("judgesdk.providers.llamacpp.adapter")  # imported once here, kept across the inline runs
     need("llama_cpp")
-    pytester.makefile(".toml", judgesdk='[[providers]]\nkind = "local"\n')
+    # geval asks the model (auto answers these short items from the overlap rung, with no model call to cache)
+    pytester.makefile(".toml", judgesdk='method = "geval"\n\n[[providers]]\nkind = "local"\n')
     pytester.makepyfile(
         """
         from judgesdk.testing import assert_judged

@@ -217,6 +217,24 @@ def test_429_500_and_permanent_errors_never_shrink_the_limit():
     virtual(scenario())
 
 
+def test_429s_overload_answers_and_overload_timeouts_count_as_congestion_for_the_item_pace():
+    """The judge's item pace (judgesdk.judging.judge.Pace) shrinks on ``stats.congested``: a 429 and a 503 count,
+    a 500 and a permanent error do not (the server is failing or the request is wrong, not too many in flight)."""
+
+    async def scenario() -> None:
+        errors = [
+            RateLimitError("429", status=429), TransientError("503", status=503), TransientError("500", status=500),
+            AuthError("401", status=401),
+        ]  # fmt: skip
+        guard = OverloadGuard(Scripted(*errors), OverloadConfig(failure_threshold=100))
+        for _ in errors:
+            with pytest.raises((TransientError, AuthError)):
+                await guard.generate(request())
+        assert guard.stats.congested == 2
+
+    virtual(scenario())
+
+
 def test_a_timed_out_call_keeps_its_slot_for_about_one_request():
     async def scenario() -> None:
         inner = Scripted(0.6, 0.6, timed_out(), 0.6)

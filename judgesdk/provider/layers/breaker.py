@@ -30,7 +30,9 @@ slow): the fallback chain then moves on.
 A 429 is a quota, not overload: the server answered at once, the retry layer honours its Retry-After and
 :class:`~judgesdk.provider.layers.ratelimit.RateLimitedProvider` (where configured) shrinks its rates; here it counts as an
 answer. A 500, 502 or dropped connection does not shrink the limit either (the server is failing, not busy)
-but counts towards opening the circuit.
+but counts towards opening the circuit. 429s, overload answers and timeouts read as overload are counted
+(``stats.congested``): the judge's item pace reads the count, so that the items in flight above this layer shrink
+when the provider's pace is passed.
 
 Timeouts are known by type: the adapters raise :class:`~judgesdk.core.errors.ProviderTimeoutError` for their SDK's
 timeouts (``judgesdk.providers._sdk.classify``); a provider of your own raises it for its own.
@@ -91,6 +93,9 @@ class OverloadStats(BaseModel):
     max_in_flight: int = 0
     limit: float | None = None
     waited_s: float = 0.0  # total time calls waited for an open circuit
+    # 429s, overload answers and timeouts read as overload: each says the provider's pace was passed. The judge's item
+    # pace (``judgesdk.judging.judge.Pace``) reads this count to shrink the items it keeps in flight
+    congested: int = 0
 
 
 def loop_time() -> float:
@@ -331,6 +336,8 @@ class OverloadGuard(WrapperProvider):
             overload = not self.limit.answered_since(number, 0.5 * elapsed_s)
         if overload and self.limit.shrink(wave, self._in_flight):
             self.stats.decreases += 1
+        if overload or kind == "rate_limited":
+            self.stats.congested += 1
         if kind == "rate_limited":
             self.breaker.answered()
         elif self.breaker.failed(str(exc), probe):
