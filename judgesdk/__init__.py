@@ -13,7 +13,8 @@ up, are written once, as ``FLOORS`` in ``tests/structure/test_layers.py``, which
 
 The folders, each a floor with a face: ``core/`` (errors, types, provenance, exit codes), ``provider/`` (the
 provider interface, registry, prices and layers), ``stats/`` (statistics), ``providers/`` (one adapter per API),
-``prompts/`` and ``prompting/`` (templates and what a judge is shown), ``estimation/`` (label distributions),
+``prompts/`` and ``prompting/`` (templates and what a judge is shown), ``items/`` (conversations, grounded
+answers and agent runs as typed items), ``estimation/`` (label distributions),
 ``records/`` (the results file), ``fused/`` (the free local judge), ``scorers/`` (one method each), ``judging/``
 (config, the judge, runners), ``meta/`` (meta-evaluation, calibration, cards), ``forecast/`` (the bill before a
 run), ``jury/`` (several judges), ``gate/`` (release gates), ``distributed/`` (the Ray engine), ``view/`` (the

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from judgesdk.core import lazy as _lazy
 
 if TYPE_CHECKING:
+    from judgesdk.prompting.fences import Fences, fences_of, neutralize
     from judgesdk.prompting.injection import instruction_like
     from judgesdk.prompting.presets import criteria_for, criterion, datasets
     from judgesdk.prompting.templates import Template, bundled_template_ids, load_template, verbatim_values
@@ -28,8 +29,11 @@ __all__ = [
     "criteria_for",
     "criterion",
     "datasets",
+    "Fences",
+    "fences_of",
     "instruction_like",
     "load_template",
+    "neutralize",
     "Template",
     "verbatim_values",
 ]
@@ -37,6 +41,7 @@ __all__ = [
 __getattr__, __dir__ = _lazy(
     __name__,
     {
+        **dict.fromkeys(("Fences", "fences_of", "neutralize",), "judgesdk.prompting.fences"),
         "instruction_like": "judgesdk.prompting.injection",
         **dict.fromkeys(("criteria_for", "criterion", "datasets",), "judgesdk.prompting.presets"),
         **dict.fromkeys(("Template", "bundled_template_ids", "load_template", "verbatim_values",), "judgesdk.prompting.templates"),

@@ -114,8 +114,10 @@ def _norm(line: str) -> tuple[str, bool]:
 
 @lru_cache(maxsize=512)
 def fences_of(system: str, user: str, answer_prefix: str, answer_line: str = "") -> Fences:
-    """The fences of a template's raw text (placeholders unfilled) and of its answer line as rendered
-    (``answer_line``: the answer prefix with the criterion and scale filled in, e.g. ``- coherence:``)."""
+    """The fences of a template's raw text (placeholders unfilled) and of its answer line as rendered.
+
+    ``system``, ``user``, ``answer_prefix``: the template's parts as written; ``answer_line``: the answer prefix
+    with the criterion and scale filled in, e.g. ``- coherence:``."""
     text = "\n".join((system, user, answer_prefix))
     tags = tuple(sorted({m.group(1).lower() for m in _TAG.finditer(text)}))
     heads = set()
@@ -195,7 +197,8 @@ def _escape_tags(text: str, tag: re.Pattern[str]) -> str:
 
 @lru_cache(maxsize=64)
 def neutralize(text: str, fences: Fences, *, line_start: bool = True) -> str:
-    """``text`` with fence tags escaped and lines that read as the template's own quoted (module docstring).
+    """``text`` with fence tags escaped and lines that read as the template's own quoted (module docstring), by
+    ``fences`` (what :func:`fences_of` found in the template).
 
     ``line_start``: whether ``text`` begins a line in the rendered prompt (else its first line follows a
     header on the same line, as in ``Summary: {{output}}``, and is not a line of its own).

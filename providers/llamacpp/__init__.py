@@ -7,6 +7,8 @@ One concern per module, from the bottom up:
   (``judgesdk/__init__.py`` calls :func:`load_llama_first` first thing); the one importer of ``llama_cpp``.
 * ``compat.py``: every use of llama-cpp-python's private attributes and of llama.cpp's C API.
 * ``rules.py``: the prefix-reuse rules as plain data, read by the estimate's replay too (no llama_cpp, no NumPy).
+* ``build.py``: what the llama.cpp build computes with (CPU instruction sets, a GPU backend), as far as it changes
+  numbers, from ``llama_print_system_info()``: part of every local answer's cache key and provenance.
 * ``load.py``: finding and checking the GGUF file, the embedded model, building ``Llama``, llama.cpp's log.
 * ``prefix.py``: the prefix-state cache (the live KV cache of sequence 0, saved states of it, the
   sliding-window rules) and decoding through it, with its counters.

@@ -26,6 +26,7 @@ from judgesdk.core import ConfigError, InputError, PermanentError, UnavailableEr
 from judgesdk.provider import Capabilities, Choice, GenerateRequest, GenerateResponse, Usage, answer_settings, as_text, runtime
 
 from . import compat, rules
+from .build import build_features
 from .labels import continuation_logprobs, label_logprobs
 from .load import (
     EMBEDDED_MODEL,
@@ -125,6 +126,7 @@ class LlamaCppProvider(SuffixGroups):
         if op_offload is not None:  # llama.cpp's default (on) is left to llama.cpp: the kwargs stay those of every release
             self._settings["op_offload"] = op_offload
         self._device = _device_tag(gpu_layers, op_offload)
+        self._build = build_features(compat.system_info(), gpu=bool(self._device))
         states = PrefixStates(prefix_states if prefix_reuse else 0, int(prefix_state_mb * 2**20))
         self._cache = PrefixCache(reuse=prefix_reuse, states=states, track_unique_tokens=track_unique_tokens, kind=self.kind)
         self.parallel_suffixes = parallel_suffixes if prefix_reuse else 1  # batching shares a prefix: it is reuse
@@ -181,7 +183,10 @@ class LlamaCppProvider(SuffixGroups):
         the cache never loads it), so the same file keys the same on every machine; or the ``identity`` given (the
         embedded model's sha256, verified at assembly). A vocabulary with a space prefix adds ``;tokens=in-context``:
         its continuations and labels are tokenized where they stand (:meth:`_following`), which changed their answers
-        after 0.1.0 (they were tokenized alone): keys made before must not serve them. On a build that can offload to a GPU, the device follows."""
+        after 0.1.0 (they were tokenized alone): keys made before must not serve them. On a build that can offload to a GPU, the device follows;
+        then always ``;build=`` and :attr:`build` (the llama.cpp build's CPU instruction sets, and its GPU backend where a
+        GPU computes): the same file answers otherwise under a llama.cpp built for other instructions, so a cache filled
+        by one build never answers another."""
         if self._identity is None:
             sha = self.model_sha256
             try:
@@ -189,7 +194,7 @@ class LlamaCppProvider(SuffixGroups):
             except UnavailableError:  # its metadata is unreadable: llama.cpp cannot load it either, so nothing is cached
                 tokens = ""
             self._identity = f"sha256:{sha}{tokens}"
-        return self._identity + (f";{self._device}" if self._device else "")
+        return self._identity + (f";{self._device}" if self._device else "") + f";build={self._build}"
 
     @property
     def space_prefix(self) -> bool:
@@ -207,6 +212,13 @@ class LlamaCppProvider(SuffixGroups):
         (benchmarks/README.md, 'Which local options move a score'). The device is in :attr:`identity`; the options that
         cannot move a score are listed, with the measurement that says so, in :data:`.spec.ANSWER_NEUTRAL`."""
         return answer_settings(self._answering, ANSWER_DEFAULTS)
+
+    @property
+    def build(self) -> str:
+        """What the llama.cpp build computes with, as far as it changes numbers (:func:`.build.build_features`), e.g.
+        ``cpu:AVX+AVX2+F16C+FMA+...``: the README example's fused scores moved by up to 0.07 between a build for AVX-512
+        and one for AVX2 only. Part of cache keys (:attr:`identity`) and of each answer's provenance (``build``)."""
+        return self._build
 
     @property
     def device(self) -> str:
@@ -277,8 +289,8 @@ class LlamaCppProvider(SuffixGroups):
 
     def _blank(self, **fields: Any) -> GenerateResponse:
         """A response naming what answers: the model file's sha256 (hashed once, here on the worker, not on
-        the event loop) and the llama-cpp-python that ran it."""
-        provenance = {"model_sha256": self.model_sha256, "runtime": runtime("llama-cpp-python")}
+        the event loop), the llama-cpp-python that ran it and what its llama.cpp was built for (:attr:`build`)."""
+        provenance = {"model_sha256": self.model_sha256, "runtime": runtime("llama-cpp-python"), "build": self._build}
         if self.space_prefix:
             provenance["tokens"] = "in-context"  # see _following
         if self._device:

@@ -47,6 +47,7 @@ C_FUNCTIONS = {  # llama.cpp's C API through llama_cpp's ctypes bindings: name -
     "llama_log_set": 2,
     "llama_backend_init": 0,
     "llama_supports_gpu_offload": 0,
+    "llama_print_system_info": 0,
     "llama_model_n_swa": 1,
     "llama_state_seq_get_size": 2,
     "llama_state_seq_get_data": 4,
@@ -82,6 +83,15 @@ def version() -> str | None:
 def supports_gpu_offload() -> bool:
     """Whether llama.cpp was built with GPU offload (False without llama-cpp-python)."""
     return llama_cpp is not None and bool(llama_cpp.llama_supports_gpu_offload())
+
+
+def system_info() -> str:
+    """llama.cpp's ``llama_print_system_info()``: each ggml backend's build features (``CPU : SSE3 = 1 | AVX2 = 1 |
+    ...``), "" without llama-cpp-python. :func:`.build.build_features` keeps the part that changes numbers."""
+    if llama_cpp is None:
+        return ""
+    text = llama_cpp.llama_print_system_info()
+    return text.decode("utf-8", "replace") if isinstance(text, bytes) else str(text or "")
 
 
 _backends_lock = threading.Lock()

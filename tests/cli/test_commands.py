@@ -1,4 +1,5 @@
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -55,6 +56,7 @@ def test_readme_command_scores_the_example_on_the_embedded_model(tmp_path, capsy
         assert line["details"]["interval"][0] <= line["score"] <= line["details"]["interval"][1]
         assert line["doc_id"] and line["system_id"] and not line["cached"]
     assert "model tokens evaluated" in err and "x the" in err and "unique" in err  # the run's reuse report
+    assert_readme_figures(lines)
     code, out, err = run(argv, capsys)  # the second identical run: every answer from the cache
     assert code == 0 and all(json.loads(line)["cached"] for line in out.splitlines())
     assert "model tokens evaluated" not in err  # the model never ran
@@ -183,3 +185,26 @@ def test_score_several_criteria_without_a_preset_exit_3(tmp_path, capsys):
     path.write_text('{"output": "fine", "source": "a source"}\n')
     code, _, err = run(["score", str(path), "--provider", "local", "--no-cache", "--criterion", "coherence,fluency"], capsys)
     assert code == 3 and "add --preset DATASET" in err
+
+
+README_BUILD = re.compile(r"llama\.cpp built for\s+`([^`]+)`")
+README_CELL = re.compile(r"(\d\.\d\d) \[(\d\.\d\d), (\d\.\d\d)\]")
+
+
+def assert_readme_figures(lines: list[dict]) -> None:
+    """The README's table of what the first command prints, against this run on an empty cache: within 0.011 (its
+    two decimals, rounded) on the llama.cpp build the README names, within 0.07 on a build for other CPU instruction
+    sets (the tolerance benchmarks/README.md states, "Scores across llama.cpp builds")."""
+    readme = (EXAMPLES.parent / "README.md").read_text()
+    section = readme.split("## What the first command prints", 1)[1].split("\n## ", 1)[0]
+    shown = [tuple(map(float, cell)) for cell in README_CELL.findall(section)]
+    build = README_BUILD.search(section)
+    assert len(shown) == 6 and build, "the README's table of six scores and the build that printed them"
+    ids = [json.loads(line)["id"] for line in (EXAMPLES / "summaries.jsonl").read_text().splitlines()]
+    rows = {line["id"]: line for line in lines}
+    for item_id, (score, low, high) in zip(ids, shown, strict=True):
+        row = rows[item_id]
+        tolerance = 0.011 if row["provenance"]["served"]["build"] == build.group(1) else 0.07
+        got = (row["score"], *row["details"]["interval"])
+        assert all(abs(a - b) <= tolerance for a, b in zip(got, (score, low, high))), (item_id, got, (score, low, high))
+

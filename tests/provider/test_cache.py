@@ -214,5 +214,5 @@ def test_the_embedded_model_is_named_by_its_verified_sha256(gguf_path):
     from judgesdk.providers.llamacpp import LlamaCppProvider, embedded_sha256
 
     provider = LlamaCppProvider.from_options()
-    assert provider.identity == f"sha256:{embedded_sha256()}"  # the same key on every machine: caches travel
+    assert provider.identity == f"sha256:{embedded_sha256()};build={provider.build}"  # the same key on every machine of one build
     assert provider._model is None  # type: ignore[attr-defined]

@@ -166,7 +166,7 @@ def test_the_load_order_reads_the_dynamic_linker_and_imports_nothing_on_cpu_buil
 def test_op_offload_reaches_llama_only_when_set(tmp_path, given, passed):
     """``op_offload = false`` is how a CUDA build gives pure-CPU results with the GPU visible; unset, the kwargs
     are those every llama-cpp-python release takes. On a build without GPU offload the device is "" and the cache
-    identity is the file's alone, so CPU caches keep their keys."""
+    identity is the file's and its CPU build's alone, so CPU caches keep their keys."""
     from judgesdk.provider.settings import ProviderConfig
     from judgesdk.provider.stack import build_adapter
     from judgesdk.providers.llamacpp import compat, content_sha256
@@ -176,4 +176,4 @@ def test_op_offload_reaches_llama_only_when_set(tmp_path, given, passed):
     adapter = build_adapter(ProviderConfig(kind="local", options={"model_path": str(model), **given}))
     assert adapter._settings.get("op_offload") == passed and ("op_offload" in adapter._settings) == (passed is not None)
     if not compat.supports_gpu_offload():
-        assert adapter.device == "" and adapter.identity == f"sha256:{content_sha256(model)}"
+        assert adapter.device == "" and adapter.identity == f"sha256:{content_sha256(model)};build={adapter.build}"

@@ -44,10 +44,11 @@ def test_the_identity_and_the_provenance_sha256_are_the_whole_files(tmp_path):
 
     model = _model(tmp_path / "judge.gguf")
     first = LlamaCppProvider(model)
-    assert first.identity == f"sha256:{_sha(model)}" and first.model_sha256 == _sha(model)
+    build = f";build={first.build}"  # what the llama.cpp build computes with (test_llamacpp_build_features.py)
+    assert first.identity == f"sha256:{_sha(model)}{build}" and first.model_sha256 == _sha(model)
     _rewrite_middle_keeping_size_inode_and_time(model)
     second = LlamaCppProvider(model)  # the next run, or a provider built again in this process
-    assert second.identity == f"sha256:{_sha(model)}" != first.identity
+    assert second.identity == f"sha256:{_sha(model)}{build}" != first.identity
     assert second.model_sha256 == _sha(model)
 
 
@@ -59,7 +60,7 @@ def test_a_model_sha256_that_is_not_the_files_is_refused(tmp_path):
     with pytest.raises(ConfigError, match="model_sha256"):
         _ = wrong.identity
     right = LlamaCppProvider(model, model_sha256=_sha(model).upper())
-    assert right.identity == f"sha256:{_sha(model)}"
+    assert right.identity == f"sha256:{_sha(model)};build={right.build}"
 
 
 CRITERION = Criterion(name="fluency", description="Is it fluent?")

@@ -57,13 +57,13 @@ def test_an_unreadable_file_has_no_vocabulary_to_read(tmp_path: Path):
     with pytest.raises(UnavailableError, match="cannot read the vocabulary"):
         vocab_adds_space_prefix(zeros, kind="local")
     provider = LlamaCppProvider(zeros)
-    assert provider.identity == "sha256:" + provider.model_sha256  # no answer to key: none is cached
+    assert provider.identity == f"sha256:{provider.model_sha256};build={provider.build}"  # no answer to key: none is cached
 
 
 def test_a_continuation_is_scored_as_the_tokens_of_the_whole_text(tiny_gguf: Path):
     provider = LlamaCppProvider(tiny_gguf, n_threads=1)
     try:
-        assert provider.identity.endswith(";tokens=in-context") and provider._model is None  # keyed before it loads
+        assert ";tokens=in-context;" in provider.identity and provider._model is None  # keyed before it loads
         scored = _tokens(provider, " The council")
         assert [token for token, _ in scored] == [" The", " council"]  # alone: " ", " The", " council"
         llm = provider._llm

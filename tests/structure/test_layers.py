@@ -50,7 +50,7 @@ REPO = Path(__file__).resolve().parents[2]
 FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("core: errors, the public data types, provenance", ("core",)),
     ("the provider layer and statistics", ("provider", "stats")),
-    ("adapters, templates as data, prompting", ("providers", "prompts", "prompting")),
+    ("adapters, templates as data, prompting", ("providers", "prompts", "prompting", "items")),
     ("estimation: label distributions", ("estimation",)),
     ("records: the results file and the files people write", ("records",)),
     ("the fused local judge", ("fused",)),
