@@ -5,7 +5,7 @@ configured hosted stack (``Judge.from_config``: the openai adapter, coalescing, 
 no rate limit) against a loopback OpenAI-compatible server in its own process (``tests/support/quota_server.py``)
 answering after ``--latency`` seconds (default 0.2).
 
-1. **Latency.** The same run with no ``concurrency`` configured (the pace: ``judgesdk.judging.judge.Pace``) and with
+1. **Latency.** The same run with no ``concurrency`` configured (the pace: ``judgesdk.judging.pace.Pace``) and with
    each fixed ``--fixed`` concurrency, interleaved repeat by repeat (a change of load hits all alike); figure: the
    pace's median wall over the best fixed median (done when <= 1.2).
 2. **Quota.** The pace against a server that answers 429 above ``--quota`` (default 8) requests in flight; figure:

@@ -8,7 +8,9 @@ skewness -2.8). A simulated judge ``f = T(h + bias + sigma * N(0, 1))`` (noise s
 correlation r with the labels, bias 0 or +1, and the judge's scale T one of ``x - 4``, ``x``, ``x + 10``,
 ``4x + 100``. For each slice size n, slices are drawn by the label planner (``judgesdk.gate.draw_slice``, seed
 = replication), the other 1,600 - n items are the unlabelled ones, and a slice's interval covers when it holds
-the mean of all 1,600 expert means. 1,000 slices a cell, 2,000 where a cell comes out below 0.93 (all the
+the mean of all 1,600 expert means; beside the coverage, the false passes at the boundary: the share of slices
+whose interval's low end lies at or above that mean (a gate whose min is the true mean passes; the ``--agreeing``
+definition). 1,000 slices a cell, 2,000 where a cell comes out below 0.93 (all the
 cells of that criterion, r and n together, on the same slices). Every shift of the judge (bias 0/+1 times
 x - 4, x, x + 10) is computed on the same slices and compared: the largest difference of an estimate or an end
 over all slices is printed (the requirement: below 1e-9). ``4x + 100`` moves nothing unless lambda's clip to
@@ -20,7 +22,8 @@ fails, through the gate's own code (``judgesdk.gate.decide``).
 
 ``--pass-rate``: the corrected pass rate (PPI++ on pass indicators, the ``corrected_pass_rate`` default): human
 pass = expert mean at or above a threshold, judge pass = the simulated judge at or above its own quantile of
-the same share; coverage of the population's pass rate.
+the same share; coverage of the population's pass rate and false passes at the boundary (low >= the true pass
+rate), at ``--pass-rate-sizes`` (default min_labels, 50, 100).
 
     .venv/bin/python benchmarks/ppi_coverage_grid.py --json benchmarks/out/ppi-grid.json
     .venv/bin/python benchmarks/ppi_coverage_grid.py --regression --pass-rate --json benchmarks/out/ppi-grid.json
@@ -89,7 +92,8 @@ def _cell(h: np.ndarray, base: np.ndarray, n: int, reps: range) -> dict:
     truth = float(h.mean())
     variants = {(b, s): a * (base + b) + c for b in BIASES for s, (a, c) in SCALES.items()}
     hits = {k: 0 for k in variants}
-    hits_human, human_widths = 0, []
+    passes = {k: 0 for k in variants}  # false passes at the boundary: a gate with min = the truth passes (low >= truth)
+    hits_human, passes_human, human_widths = 0, 0, []
     widths: dict[tuple[float, str], list[float]] = {k: [] for k in variants}
     shift_diff, rescale_moved, rescale_moved_clipped = 0.0, 0, 0
     for mask in _masks(len(h), n, reps):
@@ -98,6 +102,7 @@ def _cell(h: np.ndarray, base: np.ndarray, n: int, reps: range) -> dict:
         for k, est in out.items():
             c = est.corrected
             hits[k] += c.low <= truth <= c.high
+            passes[k] += c.low >= truth
             widths[k].append(c.width)
         reference = out[(0.0, "x")]
         ends = lambda e: np.array([e.corrected.estimate, e.corrected.low, e.corrected.high, e.human_only.low, e.human_only.high])  # noqa: E731
@@ -109,13 +114,16 @@ def _cell(h: np.ndarray, base: np.ndarray, n: int, reps: range) -> dict:
                 raw = ppi_lambdas_left_out(y, variants[(b, "x")][mask], variants[(b, "x")][~mask], clip=False)
                 rescale_moved_clipped += bool(np.any((raw < 0) | (raw > 1) | (raw / 4 < 0) | (raw / 4 > 1)))
         hits_human += reference.human_only.low <= truth <= reference.human_only.high
+        passes_human += reference.human_only.low >= truth
         human_widths.append(reference.human_only.width)
     count = len(reps)
     return {
         "slices": count,
         "coverage": {f"{b:+g}|{s}": hits[(b, s)] / count for (b, s) in variants},
+        "false_pass": {f"{b:+g}|{s}": passes[(b, s)] / count for (b, s) in variants},
         "median_width": {f"{b:+g}|{s}": float(np.median(widths[(b, s)])) for (b, s) in variants},
         "coverage_labels_only": hits_human / count,
+        "false_pass_labels_only": passes_human / count,
         "median_width_labels_only": float(np.median(human_widths)),
         "max_shift_difference": shift_diff,
         "rescale_moved": rescale_moved,
@@ -130,8 +138,10 @@ def _merge(first: dict, second: dict) -> dict:
     return {
         "slices": a + b,
         "coverage": {k: weigh(v, second["coverage"][k]) for k, v in first["coverage"].items()},
+        "false_pass": {k: weigh(v, second["false_pass"][k]) for k, v in first["false_pass"].items()},
         "median_width": first["median_width"],  # of the first 1,000
         "coverage_labels_only": weigh(first["coverage_labels_only"], second["coverage_labels_only"]),
+        "false_pass_labels_only": weigh(first["false_pass_labels_only"], second["false_pass_labels_only"]),
         "median_width_labels_only": first["median_width_labels_only"],
         "max_shift_difference": max(first["max_shift_difference"], second["max_shift_difference"]),
         "rescale_moved": first["rescale_moved"] + second["rescale_moved"],
@@ -166,7 +176,7 @@ def grid(reps: int, extend_below: float, cache: Path, sizes: tuple[int, ...] = S
             base = _judge(h, r)
             for n in sizes:
                 key = f"grid|{INTERVAL_VERSION}|{dim}|{r}|{n}|{reps}|{extend_below}"
-                if key not in done:
+                if "false_pass" not in done.get(key, {}):  # a cell cached before false passes were counted is run again
                     started = time.perf_counter()
                     value = _cell(h, base, n, range(reps))
                     if min(value["coverage"].values()) < extend_below:
@@ -228,13 +238,15 @@ def pass_rate(reps: int, sizes: tuple[int, ...], cache: Path) -> dict:
             f = (judge >= np.quantile(judge, 1 - h.mean())).astype(float)
             for n in sizes:
                 key = f"pass|{INTERVAL_VERSION}|{dim}|{threshold}|{r}|{n}|{reps}"
-                if key not in done:
-                    hits, widths, truth = 0, [], float(h.mean())
+                if "false_pass" not in done.get(key, {}):  # a cell cached before false passes were counted is run again
+                    hits, passes, widths, truth = 0, 0, [], float(h.mean())
                     for mask in _masks(len(h), n, range(reps)):
                         c = ppi_mean(h[mask], f[mask], f[~mask], bounds=(0.0, 1.0)).corrected
                         hits += c.low <= truth <= c.high
+                        passes += c.low >= truth  # a gate whose min is the true pass rate passes: a false pass
                         widths.append(c.width)
-                    value = {"slices": reps, "coverage": hits / reps, "median_width": float(np.median(widths)), "truth": truth,
+                    value = {"slices": reps, "coverage": hits / reps, "false_pass": passes / reps,
+                             "median_width": float(np.median(widths)), "truth": truth,
                              "r": float(np.corrcoef(h, f)[0, 1])}
                     _keep(cache, key, value)
                     done[key] = value
@@ -338,6 +350,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--regression", action="store_true", help="also the ppi_regression false-fail rate at the boundary")
     parser.add_argument("--pairs", type=int, default=2000, help="--regression: pairs of slices (default 2000)")
     parser.add_argument("--pass-rate", action="store_true", help="also the corrected pass rate's coverage")
+    parser.add_argument("--pass-rate-sizes", default=f"{MIN_LABELS},50,100",
+                        help="--pass-rate: slice sizes, comma list")
     parser.add_argument("--no-grid", action="store_true", help="skip the coverage grid")
     parser.add_argument("--sizes", default=",".join(map(str, SIZES)), help="the grid's slice sizes, comma list (default 10,20,30,50,100)")
     parser.add_argument("--agreeing", action="store_true", help="also integer-valued and lenient judges, pass rates near 0.9 (issue 41)")
@@ -351,10 +365,11 @@ def main(argv: list[str] | None = None) -> int:
         cells = grid(args.reps, args.extend_below, args.cache, sizes)
         print(f"Default corrected interval (cross-fit, bounded by 1-5), 95 %; coverage of the mean of 1,600 expert means; "
               f"{args.reps:,} slices a cell ({2 * args.reps:,} where a cell came out below {args.extend_below}).\n")
-        print("| criterion | r(judge, human) | judge bias | judge scale | " + " | ".join(f"n = {n}" for n in sizes) +
-              " | median width n = 30 (labels only) |")
+        print("| criterion | r(judge, human) | judge bias | judge scale | "
+              + " | ".join(f"n = {n}: coverage, false pass" for n in sizes)
+              + f" | median width n = {MIN_LABELS if MIN_LABELS in sizes else sizes[0]} (labels only) |")
         print("| --- | --- | --- | --- | " + " | ".join("---" for _ in sizes) + " | --- |")
-        at_default = []
+        at_default, false_at_default = [], []
         for dim in CRITERIA:
             for r in QUALITIES:
                 for b in BIASES:
@@ -362,7 +377,10 @@ def main(argv: list[str] | None = None) -> int:
                         k = f"{b:+g}|{s}"
                         row = [cells[(dim, r, n)]["coverage"][k] for n in sizes]
                         at_default += [(cells[(dim, r, n)]["coverage"][k], (dim, r, b, s, n)) for n in sizes if n >= MIN_LABELS]
-                        marks = [f"{c:.3f}" + ("*" if cells[(dim, r, n)]["slices"] > args.reps else "") for c, n in zip(row, sizes)]
+                        false_at_default += [(cells[(dim, r, n)]["false_pass"][k], (dim, r, b, s, n))
+                                             for n in sizes if n >= MIN_LABELS]
+                        marks = [f"{c:.3f}" + ("*" if cells[(dim, r, n)]["slices"] > args.reps else "")
+                                 + f", {cells[(dim, r, n)]['false_pass'][k]:.3f}" for c, n in zip(row, sizes)]
                         c30 = cells[(dim, r, MIN_LABELS if MIN_LABELS in sizes else sizes[0])]
                         print(f"| {dim} | {c30['r']:.2f} | {b:+g} | {s} | " + " | ".join(marks) +
                               f" | {c30['median_width'][k]:.3f} ({c30['median_width_labels_only']:.3f}) |")
@@ -377,11 +395,22 @@ def main(argv: list[str] | None = None) -> int:
               f"an interval end between the judge's shifts (bias 0/+1 x scale x - 4, x, x + 10) on the same slice, over "
               f"{slices:,} slices x 6 shifts: {shift:.1e}. 4x + 100 moved the interval (by more than 1e-9) on {moved} of "
               f"{2 * slices:,} slice-judges, {moved_clip} of them where a lambda's clip to [0, 1] binds.")
-        labels_only = [(cells[(d, r, n)]["coverage_labels_only"], d, n) for d in CRITERIA for r in QUALITIES[:1] for n in sizes]
-        print("Labels only (the same construction at lambda 0): " + "; ".join(f"{d} n = {n}: {c:.3f}" for c, d, n in labels_only))
+        most_false = max(false_at_default) if false_at_default else (float("nan"), ("no cell with n >= min_labels",))
+        print("False passes at the boundary (a gate whose min is the true mean passes: low >= truth), same cells: "
+              f"mean {np.mean([v for v, _ in false_at_default] or [float('nan')]):.3f}, highest {most_false[0]:.3f} "
+              f"({', '.join(map(str, most_false[1]))}).")
+        failing = [key for c, key in at_default if c < 0.93] + [key for v, key in false_at_default if v > 0.05]
+        print("Cells with n >= min_labels below .93 coverage or above 5 % false passes: "
+              + ("; ".join(", ".join(map(str, key)) for key in dict.fromkeys(failing)) or "none") + ".")
+        labels_only = [(cells[(d, r, n)]["coverage_labels_only"], cells[(d, r, n)]["false_pass_labels_only"], d, n)
+                       for d in CRITERIA for r in QUALITIES[:1] for n in sizes]
+        print("Labels only (the same construction at lambda 0), coverage and false passes: "
+              + "; ".join(f"{d} n = {n}: {c:.3f}, {v:.3f}" for c, v, d, n in labels_only))
         report["grid"] = {"|".join(map(str, k)): v for k, v in cells.items()}
         report["summary"] = {"cells_at_default": len(values), "mean": float(np.mean(values)), "lowest": worst[0],
-                             "lowest_cell": list(map(str, worst[1])), "max_shift_difference": shift, "rescale_moved": moved,
+                             "lowest_cell": list(map(str, worst[1])), "highest_false_pass": most_false[0],
+                             "highest_false_pass_cell": list(map(str, most_false[1])),
+                             "max_shift_difference": shift, "rescale_moved": moved,
                              "rescale_moved_where_clip_binds": moved_clip}
     if args.regression:
         sizes = (MIN_LABELS, 50, 100)
@@ -395,18 +424,23 @@ def main(argv: list[str] | None = None) -> int:
             print(f"| {dim} | {v['r']:.2f} | {n} | {v['false_fail']:.4f} | [{ci.low:.4f}, {ci.high:.4f}] |")
         report["regression"] = {f"{d}|{n}": v for (d, n), v in out.items()}
     if args.pass_rate:
-        sizes = (MIN_LABELS, 50, 100)
+        sizes = tuple(int(v) for v in args.pass_rate_sizes.split(","))
         out = pass_rate(args.reps, sizes, args.cache)
         print(f"\nCorrected pass rate (PPI++ on pass indicators, the corrected_pass_rate default); {args.reps:,} slices a cell:\n")
-        print("| human pass | true pass rate | r(judge, human) on the simulated scale | " + " | ".join(f"n = {n}: coverage (width)" for n in sizes) + " |")
+        print("| human pass | true pass rate | r(judge, human) on the simulated scale | "
+              + " | ".join(f"n = {n}: coverage, false pass (width)" for n in sizes) + " |")
         print("| --- | --- | --- | " + " | ".join("---" for _ in sizes) + " |")
         for dim, threshold in PASS_RULES:
             for r in QUALITIES:
                 row = [out[(dim, threshold, r, n)] for n in sizes]
                 print(f"| {dim} >= {threshold:g} | {row[0]['truth']:.3f} | {r} (pass/fail r = {row[0]['r']:.2f}) | "
-                      + " | ".join(f"{c['coverage']:.3f} ({c['median_width']:.3f})" for c in row) + " |")
+                      + " | ".join(f"{c['coverage']:.3f}, {c['false_pass']:.3f} ({c['median_width']:.3f})" for c in row)
+                      + " |")
         pooled = [v["coverage"] for v in out.values()]
-        print(f"\nOver the {len(pooled)} pass-rate cells: mean coverage {np.mean(pooled):.3f}, lowest {min(pooled):.3f}.")
+        false = [v["false_pass"] for v in out.values()]
+        print(f"\nOver the {len(pooled)} pass-rate cells: mean coverage {np.mean(pooled):.3f}, "
+              f"lowest {min(pooled):.3f}; false passes at "
+              f"the boundary (low >= the true pass rate) mean {np.mean(false):.3f}, highest {max(false):.3f}.")
         report["pass_rate"] = {"|".join(map(str, k)): v for k, v in out.items()}
     if args.agreeing:
         sizes = tuple(int(v) for v in args.agreeing_sizes.split(","))

@@ -127,17 +127,22 @@ def timeout_types() -> tuple[type[BaseException], ...]:
     return tuple(found)
 
 
-def timed_out(exc: BaseException) -> bool:
-    """Whether ``exc``, or an exception it was raised from, is a client timeout."""
-    kinds = timeout_types()
+def in_chain(exc: BaseException, kinds: type[BaseException] | tuple[type[BaseException], ...]) -> BaseException | None:
+    """``exc`` or the first exception it was raised from (``__cause__``, else ``__context__``; 8 deep at most: an
+    SDK wraps what its transport raised) that is one of ``kinds``; None if none is."""
     seen: BaseException | None = exc
     for _ in range(8):
         if seen is None:
-            return False
+            return None
         if isinstance(seen, kinds):
-            return True
+            return seen
         seen = seen.__cause__ or seen.__context__
-    return False
+    return None
+
+
+def timed_out(exc: BaseException) -> bool:
+    """Whether ``exc``, or an exception it was raised from, is a client timeout."""
+    return in_chain(exc, timeout_types()) is not None
 
 
 def classify(exc: Exception, provider: str) -> ProviderError:
@@ -208,14 +213,8 @@ class OversizedAnswerError(PermanentError):
 
 def oversized(exc: BaseException) -> OversizedAnswerError | None:
     """The :class:`OversizedAnswerError` ``exc`` is, or was raised from (an SDK wraps what its transport raised)."""
-    seen: BaseException | None = exc
-    for _ in range(8):
-        if seen is None:
-            return None
-        if isinstance(seen, OversizedAnswerError):
-            return seen
-        seen = seen.__cause__ or seen.__context__
-    return None
+    found = in_chain(exc, OversizedAnswerError)
+    return found if isinstance(found, OversizedAnswerError) else None
 
 
 def capped_client(client: Any) -> Any:

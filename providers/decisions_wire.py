@@ -218,6 +218,15 @@ def read_request(body: Any, *, max_questions: int) -> tuple[str, DecisionRequest
             f"{len(questions)} questions: this server takes at most {max_questions} per request", param="questions", code="too_many_questions"
         )
     parsed = tuple(read_question(q, f"questions[{i}]") for i, q in enumerate(questions))
+    seen: dict[str, int] = {}
+    for index, question in enumerate(parsed):  # answers and records are keyed by name: two questions, one name is ambiguous
+        if question.name is not None and question.name in seen:
+            raise RequestError(
+                f"questions[{index}].name {json.dumps(question.name)} is also the name of questions[{seen[question.name]}]: "
+                "give each question its own name", param=f"questions[{index}].name", code="duplicate_question_name",
+            )  # fmt: skip
+        if question.name is not None:
+            seen[question.name] = index
     return model, DecisionRequest(input=decision_input, questions=parsed), ids
 
 

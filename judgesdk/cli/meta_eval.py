@@ -121,8 +121,8 @@ def evaluate_args(args: argparse.Namespace) -> MetaEvalResult:
     records = load_jsonl(args.human)
     scale, scale_source = scale_for(records, args.dimension, args.scale)
     parse_b = args.parse_b or args.parse
-    preds = load_predictions(args.predictions, scale, args.parse)
-    preds_b = load_predictions(args.predictions_b, scale, parse_b, flag="--parse-b") if args.predictions_b else None
+    preds = load_predictions(args.predictions, scale, args.parse, dimension=args.dimension)
+    preds_b = load_predictions(args.predictions_b, scale, parse_b, flag="--parse-b", dimension=args.dimension) if args.predictions_b else None
     pairwise, unclear = read_pairwise(args.pairwise) if args.pairwise else (None, 0)
     cost = None
     if args.usd_per_million_input is not None or args.usd_per_million_output is not None:

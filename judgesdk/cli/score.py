@@ -13,6 +13,12 @@ summary adds the judges' Krippendorff's alpha and the flagged count. :func:`add_
 :func:`config_mapping` turn the flags that build a
 judge (``--config``, ``--provider``, ``--template``, ``--option``...) into its config; ``compare`` and ``rank``
 (:mod:`judgesdk.cli.compare`) use them too.
+
+A line with a ``kind`` is a typed item (a conversation, grounded answer or agent run: :mod:`judgesdk.items`),
+judged through :func:`judgesdk.judging.items.judge_item`; one that cannot be read is reported on stderr as one
+line naming the file, line and field, and its row has the status ``error``: the other lines are judged. Without
+``--preset``, criteria named in the ``agents`` preset (``task_completion``, ``tool_correctness``) take its
+definitions and scale.
 """
 
 from __future__ import annotations
@@ -24,9 +30,9 @@ from pathlib import Path
 from typing import Any
 
 from judgesdk.cli.flags import add_judge_flags, config_mapping, console, judge_rows, parse_scale
-from judgesdk.core import Criterion, ExitCode, InputError, JudgeResult, method_family
+from judgesdk.core import Criterion, ExitCode, InputError, JudgeItem, JudgeResult, method_family
 from judgesdk.judging import Task, ask_for, pending, print_rows
-from judgesdk.records import Ledger, read_items
+from judgesdk.records import Ledger, read_entries
 
 __all__ = ["register", "run_score"]
 
@@ -35,7 +41,7 @@ __all__ = ["register", "run_score"]
 def register(commands: Any) -> None:
     """Add ``score`` to an ``argparse`` subparsers object."""
     p = commands.add_parser("score", help="judge every line of a JSONL file")
-    p.add_argument("input", type=Path, help="JSONL: one object per line with 'output' and optional 'source', 'reference', 'context', 'id'")
+    p.add_argument("input", type=Path, help="JSONL: one object per line with 'output' and optional 'source', 'reference', 'context', 'id', or a typed item with a 'kind' (conversation, grounded_answer, agent_run: docs/items.md)")
     p.add_argument("-o", "--output", type=Path, help="JSONL results, appended; a re-run skips items already judged on the same question and retries errors (see judgesdk.records)")
     p.add_argument("--criterion", default="overall quality",
                    help="criterion name (default: overall quality); with --preset, a comma list (several: fine-grained, 002)")
@@ -66,14 +72,17 @@ def run_score(args: argparse.Namespace) -> int:
     from judgesdk.judging import Judge, load_config
     from judgesdk.provider import Extras
 
-    items = read_items(args.input)
+    items: Any = read_entries(args.input)  # JudgeItems, typed items and unreadable lines (the runner reads their ids)
     criterion = _score_criteria(args)
+    _check_typed(args, items)
     if getattr(args, "engine", "local") == "ray":  # the same job on a Ray cluster; -o names a folder (judgesdk.distributed)
         from judgesdk.cli.ray_engine import run_on_ray
 
         return ExitCode.OK if run_on_ray(args, items, criterion, load_config(config_mapping(args))).complete else ExitCode.INCOMPLETE
     _check_results_path(args.output, args.input)
     config = load_config(config_mapping(args))
+    if config.jury is not None and any(not isinstance(entry, JudgeItem) for entry, _ in items):
+        raise InputError(f"{args.input} holds typed items (lines with a 'kind'): a jury does not judge them yet; use one judge")
     ask = _jury_ask(args, config, criterion) if config.jury is not None else ask_for(config, criterion)
     if args.estimate:
         return _estimate_score(args, items, criterion, config, ask)
@@ -156,9 +165,36 @@ def _check_results_path(path: Path | None, source: Path) -> None:
         raise InputError(f"-o {path}: folder {path.parent} does not exist; create it or choose another path")
 
 
+def _check_typed(args: argparse.Namespace, items: list[tuple[Any, dict[str, Any]]]) -> None:
+    """Report each unreadable line on stderr (one line each; its row will say it too), and refuse what typed items
+    cannot go through yet (the Ray engine, a jury, ``--estimate``), before any model is loaded."""
+    from judgesdk.items import Unreadable
+
+    typed = [entry for entry, _ in items if not isinstance(entry, JudgeItem)]
+    if not typed:
+        return
+    if getattr(args, "engine", "local") == "ray" or args.estimate:
+        flag = "--engine ray" if getattr(args, "engine", "local") == "ray" else "--estimate"
+        raise InputError(f"{args.input} holds typed items (lines with a 'kind'): {flag} does not judge them yet; run without it")
+    for entry in typed:  # printed under --quiet too, as a provider skipped is
+        if isinstance(entry, Unreadable):
+            print(f"judgesdk: skipping {entry.error}", file=sys.stderr)
+
+
+ITEM_PRESET = "agents"  # the preset whose criteria a bare --criterion list may name without --preset
+
+
 def _score_criteria(args: argparse.Namespace) -> Criterion | list[Criterion]:
     """The criterion of ``score``: from the flags, or the preset's named criteria (all of them when
     ``--criterion`` is left at its default); several are judged fine-grained, their mean with parts."""
+    if args.preset is None and not args.definition:
+        from judgesdk.prompting import criteria_for
+
+        known = {c.name: c for c in criteria_for(ITEM_PRESET)}
+        names = [name.strip() for name in args.criterion.split(",") if name.strip()]
+        if names and all(name in known for name in names):  # the item kinds' own criteria, by their exact names
+            chosen = [known[name] for name in names]
+            return chosen[0] if len(chosen) == 1 else chosen
     if args.preset is None:
         if "," in args.criterion and not args.definition:
             raise InputError(

@@ -14,7 +14,7 @@ Its modules:
 * ``domains.py``: the tasks a fit is made for and the envelope check that an item is one of them; ``priors.py``:
   what each domain's fit may read and the sign each signal may take, fixed before fitting;
 * ``model.py``: a fitted judge (ridge per criterion, then a monotone map) and its versioned file;
-  ``levels.py``: its prediction as a probability per level of the scale;
+  ``levels.py``: its prediction as a probability per level of the scale, whose expected level is the score;
 * ``fit.py``: nested, document-level cross-validation; ``train.py``: a fit file from signals and labels;
   ``refitting.py``: a refit on a user's own labelled outputs (``judgesdk calibrate --fused``).
 
@@ -31,7 +31,7 @@ from judgesdk.core import lazy as _lazy
 if TYPE_CHECKING:
     from judgesdk.fused.domains import SHAPE, envelope, shape
     from judgesdk.fused.fit import CriterionFit, fit_criterion, group_bootstrap, group_codes, mean_group_spearman, system_kendall
-    from judgesdk.fused.levels import level_probabilities
+    from judgesdk.fused.levels import level_probabilities, levels_with_mean
     from judgesdk.fused.model import (
         FORMAT,
         CriterionModel,
@@ -97,6 +97,7 @@ __all__ = [
     "group_codes",
     "JOIN",
     "level_probabilities",
+    "levels_with_mean",
     "load",
     "mean_group_spearman",
     "model_sha256",
@@ -137,6 +138,7 @@ __getattr__, __dir__ = _lazy(
         **dict.fromkeys(("SHAPE", "envelope", "shape",), "judgesdk.fused.domains"),
         **dict.fromkeys(("CriterionFit", "fit_criterion", "group_bootstrap", "group_codes", "mean_group_spearman", "system_kendall",), "judgesdk.fused.fit"),
         "level_probabilities": "judgesdk.fused.levels",
+        "levels_with_mean": "judgesdk.fused.levels",
         **dict.fromkeys(("CriterionModel", "Declined", "FORMAT", "FusedModelFile", "ModelIdentity", "bundled", "bundled_for", "bundled_labels", "file_sha256", "load", "model_sha256", "save",), "judgesdk.fused.model"),
         **dict.fromkeys(
             ("OVERLAP_SIGNS", "REFERENCE_OVERLAP_SIGNALS", "RUNG_SIGNALS", "Rung", "SOURCE_OVERLAP_SIGNALS", "at_chance", "decide", "figure",

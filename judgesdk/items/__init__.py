@@ -4,7 +4,7 @@
   made of :class:`Message`, :class:`ToolCall`, :class:`Passage`, :class:`ExpectedCall`), frozen and versioned
   (``conversation/1``), with tool-call arguments in one canonical form (a JSON object, keys sorted) and every
   invalid input a one-line :class:`ItemError` naming the message index and field (:func:`located` adds the file
-  and line).
+  and line); :class:`Unreadable` keeps a line that could not be read in its place, so it costs no other item.
 * :mod:`~judgesdk.items.readers`: the forms people have, validated against the ``openai`` and ``anthropic``
   packages' own parameter types (OpenAI Chat Completions messages, OpenAI Responses input items and
   ``instructions``, Anthropic Messages content blocks and ``system``) and converted into the one internal form:
@@ -43,6 +43,7 @@ if TYPE_CHECKING:
         OrderPolicy,
         Passage,
         ToolCall,
+        Unreadable,
         canonical_json,
         located,
     )
@@ -80,6 +81,7 @@ __all__ = [
     "Shortened",
     "ToolCall",
     "ToolCallMatch",
+    "Unreadable",
 ]
 
 __getattr__, __dir__ = _lazy(
@@ -87,7 +89,7 @@ __getattr__, __dir__ = _lazy(
     {
         **dict.fromkeys(
             ("ROLES", "AgentRun", "Conversation", "ExpectedCall", "GroundedAnswer", "Item", "ItemError", "Message",
-             "OrderPolicy", "Passage", "ToolCall", "canonical_json", "located"),
+             "OrderPolicy", "Passage", "ToolCall", "Unreadable", "canonical_json", "located"),
             "judgesdk.items.kinds",
         ),
         **dict.fromkeys(("FORMS", "Form", "detect_form", "read_conversation", "read_item"), "judgesdk.items.readers"),

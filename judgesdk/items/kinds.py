@@ -35,6 +35,7 @@ __all__ = [
     "OrderPolicy",
     "Passage",
     "ToolCall",
+    "Unreadable",
     "canonical_json",
     "located",
 ]
@@ -467,6 +468,17 @@ class AgentRun(_Kind):
 
 Item = Conversation | GroundedAnswer | AgentRun
 """Any item kind."""
+
+
+class Unreadable(BaseModel):
+    """An input line that is not a readable item, kept in its place so that one bad item never costs the others:
+    its ``id`` (for its row) and the one-line ``error`` naming the file, line and field (:func:`located`). A judge
+    gives it a result with the status ``error``."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    error: str
 
 
 def canonical_json(item: BaseModel) -> str:

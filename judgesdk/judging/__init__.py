@@ -4,12 +4,18 @@
   pydantic models, the detected provider chain, and the question a results row answers (:func:`ask_for`).
 * :mod:`~judgesdk.judging.judge`: :class:`Judge`, what applications call: ``score``/``ascore``/
   ``score_many``, ``compare``, ``rank``, over a fallback chain of provider stacks.
+* :mod:`~judgesdk.judging.pace`: the item pace (:class:`~judgesdk.judging.pace.Pace`): with no concurrency
+  configured, the items in flight follow what the provider allows, growing while latency holds, shrinking on 429s
+  and timeouts.
+* :mod:`~judgesdk.judging.items`: typed items (conversations, grounded answers, agent runs) turned into the four
+  strings a prompt shows at one point (:func:`~judgesdk.judging.items.judge_item`), their kind and cuts in the
+  result, and the criteria answered without a model call (``tool_correctness`` on an agent run).
 * :mod:`~judgesdk.judging.runner`: the one runner (``score``, ``gate``, ``bench``, ``card``, the Ray engine):
   :func:`pending` skips the items already final in the results file, :func:`run` judges the rest, each row
   written as it exists, and a budget stop or Ctrl-C ends every command the same way.
 * :mod:`~judgesdk.judging.runners`: what sits above the judge: a run within a budget, and a run answered through batch APIs.
 
-May import: :mod:`judgesdk.core`, :mod:`judgesdk.provider`, :mod:`judgesdk.prompting`,
+May import: :mod:`judgesdk.core`, :mod:`judgesdk.provider`, :mod:`judgesdk.prompting`, :mod:`judgesdk.items`,
 :mod:`judgesdk.estimation`, :mod:`judgesdk.records`, :mod:`judgesdk.fused`, :mod:`judgesdk.scorers` (and
 :mod:`judgesdk.stats`).
 """

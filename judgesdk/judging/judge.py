@@ -10,13 +10,11 @@ the loop they were created on. No global state: two judges share nothing.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import copy
 import logging
 import math
 import threading
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -40,7 +38,10 @@ from judgesdk.core import (
     stray_message,
 )
 from judgesdk.estimation import EstimationSettings
+from judgesdk.items import Item, Unreadable, read_item
+from judgesdk.judging.items import annotate, deterministic, is_item, judge_item
 from judgesdk.judging.judge_config import JudgeConfig, detect_chain, load_config
+from judgesdk.judging.pace import ItemGate, Pace
 from judgesdk.prompting import Template, instruction_like, load_template
 from judgesdk.provider import (
     Extras,
@@ -54,13 +55,14 @@ from judgesdk.provider import (
     settings_of,
     witnessed,
 )
-from judgesdk.scorers import Comparison, Ranking, ScorerOptions, method_spec, score_fine_grained, scorer_for
+from judgesdk.scorers import Comparison, Ranking, ScorerOptions, combine, method_spec, score_fine_grained, scorer_for
 from judgesdk.scorers import compare as pairwise_compare
 from judgesdk.scorers import rank as pairwise_rank
 
 __all__ = ["CriterionSpec", "Judge", "ProviderSource", "as_criteria", "as_criterion"]
 
 T = TypeVar("T")
+Entry = JudgeItem | Item | Unreadable  # what the judge runs: four strings, a typed item, or a line that was unreadable
 log = logging.getLogger("judgesdk")
 _CANCEL_WAIT_S = 10.0  # how long Ctrl-C waits for cancelled calls to unwind
 
@@ -79,7 +81,9 @@ class Judge:
     flight at once, a fixed limit; None (the default) keeps the number the first usable provider's kind declares
     (``ProviderSpec.default_concurrency``: 4 for the local model) or, where it declares none (a hosted API), follows
     the provider's pace (:class:`Pace`: growing while latency holds, shrinking on 429s and timeouts, at most
-    :data:`PACE_CAP`). Use it as a context manager, or call :meth:`close`, to close the providers it built and stop
+    :data:`PACE_CAP`). ``item_budget`` is the most tokens a typed item's rendering may have (None: no limit; the
+    truncation policy of :func:`judgesdk.items.render_item`, its cuts in each result's notes and
+    ``details["item"]``). Use it as a context manager, or call :meth:`close`, to close the providers it built and stop
     its private event loop.
     """
 
@@ -93,6 +97,7 @@ class Judge:
         method_options: Mapping[str, Any] | None = None,
         settings: EstimationSettings | None = None,
         concurrency: int | None = None,
+        item_budget: int | None = None,
     ) -> None:
         chain = list(providers) if isinstance(providers, Sequence) else [providers]
         if not chain:
@@ -111,6 +116,9 @@ class Judge:
         )
         self.method = method
         self.concurrency = concurrency
+        if item_budget is not None and item_budget <= 0:
+            raise InputError(f"item_budget must be a positive number of tokens, got {item_budget}")
+        self.item_budget = item_budget
         self._pace: Pace | None = None  # what the last run learnt of the provider's pace (concurrency unset)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -156,7 +164,7 @@ class Judge:
 
     async def ascore(
         self,
-        output: str,
+        output: str | Item,
         *,
         source: str | None = None,
         context: str | None = None,
@@ -167,13 +175,24 @@ class Judge:
     ) -> JudgeResult:
         """Judge one output. Several criteria (a list) give 002's fine-grained result: their mean, with each
         criterion's result in ``parts``; the criteria of one output are asked together, so with
-        ``template="direct.likert.shared_criteria"`` a local model evaluates the shared prompt once."""
-        item = JudgeItem(output=output, source=source, context=context, reference=reference, id=item_id)
-        return await self._judge(item, as_criteria(criterion), method or self.method)
+        ``template="direct.likert.shared_criteria"`` a local model evaluates the shared prompt once.
+
+        ``output`` may be a typed item (a :class:`~judgesdk.items.Conversation`,
+        :class:`~judgesdk.items.GroundedAnswer` or :class:`~judgesdk.items.AgentRun`): it becomes the four strings
+        at one point (:func:`judgesdk.judging.items.judge_item`), so ``source``, ``context`` and ``reference`` are
+        then not given; ``item_id`` overrides the item's own ``id``."""
+        if is_item(output):
+            if any(text is not None for text in (source, context, reference)):
+                raise InputError("a typed item carries its own source, context and reference: pass the item alone")
+            typed: Item = output  # type: ignore[assignment]
+            entry: Entry = typed if item_id is None else typed.model_copy(update={"id": item_id})
+        else:
+            entry = JudgeItem(output=output, source=source, context=context, reference=reference, id=item_id)
+        return await self._judge_entry(entry, as_criteria(criterion), method or self.method)
 
     async def ascore_many(
         self,
-        items: Iterable[JudgeItem | Mapping[str, Any]],
+        items: Iterable[JudgeItem | Item | Unreadable | Mapping[str, Any]],
         *,
         criterion: CriterionSpec = "overall quality",
         method: str | None = None,
@@ -187,18 +206,22 @@ class Judge:
         with status ``error``; every other result is still returned (and handed to ``on_result`` as soon as it
         exists, so callers can persist progress). A typed error meant for the caller (:class:`InputError`,
         :class:`ConfigError`, a budget stop) stops the run: the items in flight are cancelled first.
+
+        An item may be a typed one (as :meth:`ascore` takes it, or a mapping with a ``kind``, read by
+        :func:`judgesdk.items.read_item`), or an :class:`~judgesdk.items.Unreadable` input line, whose
+        result is an ``error`` naming the line while the others are judged.
         """
-        parsed = [item if isinstance(item, JudgeItem) else JudgeItem.model_validate(item) for item in items]
+        parsed = [_entry(item) for item in items]
         fixed = self._fixed_concurrency()
         if fixed is None and (self._pace is None or self._pace.in_flight):  # a run under way keeps its own
             self._pace = Pace() if self._pace is None else self._pace.carried()
-        gate = _ItemGate(fixed, None if fixed is not None else self._pace, self._pace_signals)
+        gate = ItemGate(fixed, None if fixed is not None else self._pace, self._pace_signals)
         crit = as_criteria(criterion)
 
-        async def one(index: int, item: JudgeItem) -> JudgeResult:
+        async def one(index: int, item: Entry) -> JudgeResult:
             async with gate.slot() as slot:
                 try:
-                    result = await self._judge(item, crit, method or self.method)
+                    result = await self._judge_entry(item, crit, method or self.method)
                 except JudgeSDKError:  # typed and meant for the caller (bad input or config, a budget stop): it
                     raise  # stops the run (below); provider failures never get here, the chain made them results
                 except Exception as exc:  # noqa: BLE001 - anything else is this item's status; the others go on
@@ -269,10 +292,10 @@ class Judge:
         clients and local model worker live), from synchronous code."""
         return self._sync(coro)
 
-    def score(self, output: str, **kwargs: Any) -> JudgeResult:
+    def score(self, output: str | Item, **kwargs: Any) -> JudgeResult:
         return self._sync(self.ascore(output, **kwargs))
 
-    def score_many(self, items: Iterable[JudgeItem | Mapping[str, Any]], **kwargs: Any) -> list[JudgeResult]:
+    def score_many(self, items: Iterable[JudgeItem | Item | Unreadable | Mapping[str, Any]], **kwargs: Any) -> list[JudgeResult]:
         return self._sync(self.ascore_many(items, **kwargs))
 
     def compare(self, a: str, b: str, **kwargs: Any) -> Comparison:
@@ -342,6 +365,36 @@ class Judge:
             source = self._sources[index]
             self._built[index] = witnessed(_as_builder(source)())
         return self._built[index]
+
+    async def _judge_entry(self, entry: Entry, criteria: tuple[Criterion, ...], method: str) -> JudgeResult:
+        """One entry judged: four strings through the chain (:meth:`_judge`); an unreadable line as its ``error``
+        result; a typed item as its four strings (:func:`~judgesdk.judging.items.judge_item`), its deterministic
+        criteria answered without a model call and the others through the chain, the item's kind and cuts in
+        the result."""
+        if isinstance(entry, JudgeItem):
+            return await self._judge(entry, criteria, method)
+        if isinstance(entry, Unreadable):
+            return _error_result(entry, criteria, method, entry.error)
+        if len({c.scale for c in criteria}) > 1:
+            raise InputError(
+                f"criteria {', '.join(c.name for c in criteria)} are on different scales: their mean would mix "
+                "scales; judge them in separate runs"
+            )
+        judged, cuts = judge_item(entry, budget=self.item_budget)
+        fixed = {c.name: answer for c in criteria if (answer := deterministic(entry, c)) is not None}
+        rest = tuple(c for c in criteria if c.name not in fixed)
+        if not fixed:
+            result = await self._judge(judged, criteria, method)
+        elif not rest:
+            result = fixed[criteria[0].name] if len(criteria) == 1 else combine(fixed, method, judged)
+        else:
+            asked = await self._judge(judged, rest, method)
+            by_name = dict(asked.parts) if len(rest) > 1 and asked.parts else {rest[0].name: asked}
+            if any(c.name not in by_name for c in rest):  # an error for the whole (every provider failed): its parts
+                by_name = {c.name: asked.model_copy(update={"criterion": c.name}) for c in rest}
+            parts = {c.name: fixed.get(c.name) or by_name[c.name] for c in criteria}
+            result = combine(parts, method, judged).model_copy(update={"provenance": asked.provenance})
+        return annotate(result, entry, cuts)
 
     async def _judge(self, item: JudgeItem, criteria: tuple[Criterion, ...], method: str) -> JudgeResult:
         """One item through the chain; when every provider fails, an ``error`` result that says why. A result
@@ -473,14 +526,24 @@ class _ChainFailed(ProviderError):
     """Every provider of the chain failed; the message lists why."""
 
 
-def _item_failed(item: JudgeItem, criteria: tuple[Criterion, ...], method: str, exc: Exception) -> JudgeResult:
+def _entry(value: Any) -> Entry:
+    """What ``ascore_many`` was given, as an entry: a JudgeItem, a typed item and an unreadable line as they are,
+    a mapping with a ``kind`` read as a typed item, any other mapping as a JudgeItem's fields."""
+    if isinstance(value, (JudgeItem, Unreadable)) or is_item(value):
+        return value
+    if isinstance(value, Mapping) and "kind" in value:
+        return read_item(value)
+    return JudgeItem.model_validate(value)
+
+
+def _item_failed(item: Entry, criteria: tuple[Criterion, ...], method: str, exc: Exception) -> JudgeResult:
     """An ``error`` result for an item whose judging raised something untyped (a bug in a scorer or an adapter),
     named by its type; the traceback is logged at DEBUG (``-v`` on the CLI)."""
     log.debug("item %s: unexpected error", item.id, exc_info=exc)
     return _error_result(item, criteria, method, f"unexpected {type(exc).__name__}: {exc} (run with -v for the traceback)")
 
 
-def _error_result(item: JudgeItem, criteria: tuple[Criterion, ...], method: str, error: str, latency_s: float = 0.0) -> JudgeResult:
+def _error_result(item: Entry, criteria: tuple[Criterion, ...], method: str, error: str, latency_s: float = 0.0) -> JudgeResult:
     return JudgeResult(
         score=None, status="error", criterion="+".join(c.name for c in criteria), method=method, error=error, latency_s=latency_s, item_id=item.id
     )
@@ -525,177 +588,3 @@ def _scoring_call(
     if len(criteria) == 1:
         return lambda p: scorer(p, item, criteria[0], options, method)
     return lambda p: score_fine_grained(p, item, criteria, options, method)
-
-
-# -- the item pace ----------------------------------------------------------------------------------------
-
-PACE_START = 4  # items in flight when a run starts following the provider's pace
-PACE_CAP = 64  # the most items in flight the pace allows (a rate limit or an overload guard below may allow fewer)
-
-
-class Pace:
-    """How many items a judge keeps in flight when no concurrency is set: learnt from the provider, as the
-    overload and rate layers below learn its limit for requests (AIMD, as TCP learns a path's window).
-
-    Why: a fixed number of items in flight above those layers never lets requests reach what the provider allows
-    (4 items at 200 ms is 20 items/s whatever the API takes), and a large fixed number floods a provider that
-    answers 429 above a few requests in flight. The pace starts at ``start`` and
-
-    * **grows** on each item answered (admitted since the last decrease) while the limit was what held items back
-      and its latency held (at most
-      ``tolerance`` × the fastest item seen: past that, the client or the server is saturated and more in flight only
-      queues): by one per item until the first congestion (slow start, doubling per round trip), then by one per
-      limit's worth of items. Near the level where congestion was last seen (within one), growth slows by half
-      for each congestion seen again there, so a hard quota (429 above 8 in flight) is probed ever more rarely;
-    * **shrinks** to ``decrease`` × the limit when the layers below count congestion (the overload guard's
-      ``stats.congested``: 429s, overload answers, timeouts read as overload), once per wave: congestion counted
-      before an item admitted after the last decrease has finished was caused by the old level, and is absorbed;
-    * stays within 1 and ``cap``, and within ``bound``: the tightest in-flight limit the layers below have learnt
-      (an overload guard's limit, a rate limit's ``max_concurrency`` × its back-off factor).
-
-    Pure logic, no clock: :meth:`admit` when an item starts, :meth:`finish` when it ends, with its latency and the
-    layers' congestion count (deterministic unit tests need no event loop).
-    """
-
-    def __init__(
-        self, start: int = PACE_START, cap: int = PACE_CAP, decrease: float = 0.5, tolerance: float = 2.0
-    ) -> None:
-        if not 1 <= start <= cap or not 0 < decrease < 1 or tolerance < 1:
-            raise InputError(
-                "a pace needs 1 <= start <= cap, 0 < decrease < 1 and tolerance >= 1 "
-                f"(got start {start}, cap {cap}, decrease {decrease}, tolerance {tolerance})"
-            )
-        self.limit = float(start)
-        self.cap = cap
-        self.decrease = decrease
-        self.tolerance = tolerance
-        self.in_flight = 0
-        self.slow_start = True
-        self.wave = 0  # incremented on every decrease; an item remembers the wave it was admitted in
-        self.armed = True  # whether congestion counted now may shrink the limit (an item of this wave has finished)
-        self.seen = 0  # the layers' congestion count at the last finish
-        self.fastest_s: float | None = None
-        self.ceiling: int | None = None  # the level at which congestion was last seen
-        self.strikes = 0  # congestion seen again at that level (each halves the growth near it)
-        self.decreases = 0
-        self.most = 0  # the most items in flight at once
-
-    def carried(self) -> Pace:
-        """A pace that starts where this one is (what it learnt, none of its items): for a run beside this one's."""
-        twin = copy.copy(self)
-        twin.in_flight = 0
-        return twin
-
-    def size(self, bound: int | None = None) -> int:
-        """Items allowed in flight now: the limit, within 1, ``cap`` and ``bound`` (a layer's limit, or None)."""
-        size = min(math.floor(self.limit), self.cap)
-        return max(1, size if bound is None else min(size, bound))
-
-    def allows(self, bound: int | None = None) -> bool:
-        """Whether one more item may start (``bound`` as in :meth:`size`)."""
-        return self.in_flight < self.size(bound)
-
-    def admit(self) -> int:
-        """An item starts; returns its wave (hand it back to :meth:`finish`)."""
-        self.in_flight += 1
-        self.most = max(self.most, self.in_flight)
-        return self.wave
-
-    def finish(
-        self, wave: int, latency_s: float | None, congested: int, bound: int | None = None, waiting: int = 0
-    ) -> None:
-        """An item admitted in ``wave`` ended: answered in ``latency_s`` seconds (None: it failed, which says nothing
-        about the pace), with the layers' congestion count now ``congested``, their limit ``bound``, and ``waiting``
-        items waiting to start (whether the limit is what holds items back: items ending together each count)."""
-        held_back = self.in_flight + waiting >= self.size(bound)
-        self.in_flight -= 1
-        if wave == self.wave:
-            self.armed = True
-        if congested > self.seen:
-            self.seen = congested
-            if self.armed:
-                self._shrink(bound)
-            return
-        if latency_s is None or wave != self.wave:  # failed, or sent at a level congestion has since shrunk
-            return
-        self.fastest_s = latency_s if self.fastest_s is None else min(self.fastest_s, latency_s)
-        if held_back and latency_s <= self.tolerance * self.fastest_s and self.limit < self.cap:
-            self._grow()
-
-    def _grow(self) -> None:
-        if self.slow_start:
-            self.limit += 1.0
-            return
-        step = 1.0 / self.limit
-        if self.ceiling is not None and self.ceiling - 1 <= self.limit <= self.ceiling + 1:
-            step /= 2 ** min(self.strikes, 6)
-        self.limit = min(self.limit + step, float(self.cap))
-
-    def _shrink(self, bound: int | None) -> None:
-        level = self.size(bound)
-        self.strikes = self.strikes + 1 if self.ceiling is not None and abs(level - self.ceiling) <= 1 else 0
-        self.ceiling = level
-        self.limit = max(1.0, level * self.decrease)
-        self.slow_start = False
-        self.wave += 1
-        self.armed = False
-        self.decreases += 1
-
-
-class _Slot:
-    """One item's place in flight; the item sets ``answered`` when it got an answer (a result, not an error)."""
-
-    def __init__(self, wave: int) -> None:
-        self.wave = wave
-        self.answered = False
-        self.started = asyncio.get_running_loop().time()  # the loop's clock: virtual time in tests
-
-
-class _ItemGate:
-    """Items in flight for one ``score_many``: a fixed number (``fixed``), or ``pace`` (a :class:`Pace`, carried
-    over from the judge's earlier runs so that each run does not start slow again) over what ``signals`` returns
-    (the layers' congestion count and in-flight limit)."""
-
-    def __init__(self, fixed: int | None, pace: Pace | None, signals: Callable[[], tuple[int, int | None]]) -> None:
-        self.fixed = fixed
-        self.pace = pace
-        self._signals = signals
-        if self.pace is not None:
-            self.pace.seen = signals()[0]  # congestion counted by earlier runs on the same providers is theirs
-        self._changed = asyncio.Condition()
-        self._in_flight = 0
-        self._waiting = 0  # items waiting for a slot
-
-    def _allows(self) -> bool:
-        if self.pace is None:
-            return self._in_flight < (self.fixed or 1)
-        return self.pace.allows(self._signals()[1])
-
-    @contextlib.asynccontextmanager
-    async def slot(self) -> AsyncIterator[_Slot]:
-        async with self._changed:
-            self._waiting += 1
-            try:
-                await self._changed.wait_for(self._allows)
-            finally:
-                self._waiting -= 1
-            self._in_flight += 1
-            slot = _Slot(self.pace.admit() if self.pace is not None else 0)
-        try:
-            yield slot
-        finally:
-            if self.pace is not None:
-                congested, bound = self._signals()
-                latency = asyncio.get_running_loop().time() - slot.started if slot.answered else None
-                self.pace.finish(slot.wave, latency, congested, bound, self._waiting)
-            self._in_flight -= 1
-            await self._notify()
-
-    async def _notify(self) -> None:
-        """Wake as many waiting items as may start now (more than one when the pace grew), not every one of them."""
-        async with self._changed:
-            if self.pace is None:
-                free = (self.fixed or 1) - self._in_flight
-            else:
-                free = self.pace.size(self._signals()[1]) - self._in_flight
-            self._changed.notify(max(free, 0))

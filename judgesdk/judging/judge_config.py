@@ -96,7 +96,7 @@ class JudgeConfig(BaseModel):
 
     def fixed_concurrency(self) -> int | None:
         """The items in flight the config (or ``JUDGESDK_CONCURRENCY``) sets, a fixed limit; None where it sets none,
-        so the judge follows the provider's pace (:class:`judgesdk.judging.judge.Pace`)."""
+        so the judge follows the provider's pace (:class:`judgesdk.judging.pace.Pace`)."""
         return self.concurrency if "concurrency" in self.model_fields_set else None
 
     @field_validator("method_options")

@@ -41,6 +41,7 @@ results is ``judgesdk card``'s (:mod:`judgesdk.cli.card`).
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -57,6 +58,7 @@ from judgesdk.meta.reliability import PositionalBias, positional_bias
 from judgesdk.meta.report import LengthBias, Throughput
 from judgesdk.records import ResultRow, read_results
 
+log = logging.getLogger("judgesdk.meta")
 __all__ = [
     "CARD_FORMAT",
     "Card",
@@ -156,10 +158,13 @@ def read_card_rows(path: str | Path) -> dict[Key, ResultRow]:
     line of a repeated key); an :class:`InputError` when the file answers several questions (criteria, or
     one criterion asked under several judge configurations): meta-eval would mix their scores."""
     read = read_results(path)
-    rows = read.rows
-    for number, row in enumerate(rows, start=1):
-        if row.key is None:
-            raise InputError(f"{path}: row {number} (id {row.id!r}) has no doc_id and system_id: a card joins human scores on them")
+    unkeyed = [(number, row) for number, row in enumerate(read.rows, start=1) if row.key is None]
+    rows = [row for row in read.rows if row.key is not None]
+    if unkeyed:  # a served request that named no doc_id/system_id: counted and skipped, as meta-eval skips it
+        number, first = unkeyed[0]
+        if not rows:
+            raise InputError(f"{path}: row {number} (id {first.id!r}) has no doc_id and system_id: a card joins human scores on them")
+        log.warning("%s: %d row(s) without doc_id and system_id skipped (first: row %d, id %r)", path, len(unkeyed), number, first.id)
     asked = {(r.criterion, r.asked) for r in rows if r.criterion is not None or r.asked is not None}
     if len(asked) > 1:
         found = ", ".join(sorted(f"{c or '?'} ({a or 'no asked key'})" for c, a in asked))
@@ -213,7 +218,7 @@ def criterion_card(
         raise InputError(f"--bootstrap must be 0 or more resamples, got {bootstrap}")
     path = Path(results_file)
     scale, scale_source = scale_for(records, dimension, None)
-    preds = load_predictions(path, scale, "rts")  # exactly what judgesdk meta-eval reads
+    preds = load_predictions(path, scale, "rts", dimension=dimension)  # exactly what judgesdk meta-eval reads
     result = meta_evaluate(
         records, preds, dimension, levels=levels, methods=methods, convention=convention, bootstrap=bootstrap, seed=seed,
         scale=scale, pairwise=None,

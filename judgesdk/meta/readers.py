@@ -33,7 +33,7 @@ from judgesdk.core import InputError, Scale
 from judgesdk.estimation import parse_choice, parse_score
 from judgesdk.meta.items import Key, PairwiseJudgement
 from judgesdk.provider import Usage
-from judgesdk.records import RowDistribution, read_objects, read_predictions
+from judgesdk.records import ResultRow, RowDistribution, part_row, read_objects, read_predictions
 
 __all__ = ["PARSE_MODES", "ParseMode", "Prediction", "check_parse_mode", "load_pairwise", "load_predictions", "read_pairwise"]
 
@@ -83,15 +83,36 @@ def _distribution_signals(dist: RowDistribution | None) -> tuple[float | None, f
     return clip(dist.coverage), clip(norm)
 
 
-def load_predictions(path: str | Path, scale: Scale, parse: ParseMode = "rts", flag: str = "--parse") -> list[Prediction]:
+def _the_part(row: ResultRow, dimension: str | None, where: str) -> ResultRow:
+    """The part of a several-criteria row (a served multi-question request, a fine-grained judgement) that
+    ``dimension`` names (:func:`judgesdk.records.part_row`), so that a dimension is never read as the mean of the
+    parts. A row without parts, or one whose own criterion is the dimension, is itself; a row with parts but none
+    named ``dimension`` is a prediction with no value (status ``no_part``), counted, never another criterion's
+    number. ``where`` names the row in errors."""
+    parts = row.passed("parts")
+    if dimension is None or not isinstance(parts, dict) or not parts or row.criterion == dimension:
+        return row
+    part = part_row(row, dimension, f"{where} parts.{dimension}")
+    if part is None:
+        return row.model_copy(update={"score": None, "status": "no_part", "response": None, "samples": None, "distribution": None})
+    return part
+
+
+def load_predictions(
+    path: str | Path, scale: Scale, parse: ParseMode = "rts", flag: str = "--parse", dimension: str | None = None
+) -> list[Prediction]:
     """Prediction lines of ``path`` (format in the module docstring), responses parsed on ``scale``.
 
-    ``flag`` names the option that chose ``parse`` in error messages (``--parse-b`` for a second file).
+    ``flag`` names the option that chose ``parse`` in error messages (``--parse-b`` for a second file);
+    ``dimension``: the criterion being evaluated: a row with ``parts`` (several criteria judged in one request,
+    as ``judgesdk serve --record`` writes a multi-question request) is read as its part of that name
+    (:func:`_the_part`).
     """
     check_parse_mode(parse, flag)
     read_scale = scale if parse == "rts" else Scale.letters(scale.values)
     out = []
-    for _, row in read_predictions(path):  # the file format (fields, types, join key) is judgesdk.records'
+    for number, whole in read_predictions(path):  # the file format (fields, types, join key) is judgesdk.records'
+        row = _the_part(whole, dimension, f"{path}:{number}")
         value, status = row.score, "ok"
         if value is None and row.response is not None:
             parsed = parse_score(row.response, read_scale)

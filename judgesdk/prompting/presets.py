@@ -2,7 +2,7 @@
 
 >>> from judgesdk import presets
 >>> presets.datasets()
-['hanna', 'newsroom', 'summeval', 'topicalchat']
+['agents', 'hanna', 'newsroom', 'summeval', 'topicalchat']
 >>> presets.criterion("summeval", "coherence").scale.labels
 ('1', '2', '3', '4', '5')
 

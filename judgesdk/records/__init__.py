@@ -36,7 +36,7 @@ append-only ledger of JSON Lines, one row per judgement, written as each result 
 
 Also here: :mod:`~judgesdk.records.labels` (human label files, read strictly and joined to a run).
 
-May import: :mod:`judgesdk.core`, :mod:`judgesdk.provider`, :mod:`judgesdk.estimation`.
+May import: :mod:`judgesdk.core`, :mod:`judgesdk.provider`, :mod:`judgesdk.estimation`, :mod:`judgesdk.items`.
 """
 
 from __future__ import annotations
@@ -46,10 +46,10 @@ from typing import TYPE_CHECKING
 from judgesdk.core import lazy as _lazy
 
 if TYPE_CHECKING:
-    from judgesdk.records.inputs import content_hash, item_ids, read_items, read_objects, read_predictions, read_utf8
+    from judgesdk.records.inputs import content_hash, item_ids, read_entries, read_items, read_objects, read_predictions, read_utf8
     from judgesdk.records.labels import HumanLabels, dimension_labels, load_labelled, read_labels
     from judgesdk.records.ledger import Ledger, append, encode_row
-    from judgesdk.records.results import RESULTS_FORMAT, Results, read_results, to_result
+    from judgesdk.records.results import RESULTS_FORMAT, Results, part_row, read_results, to_result
     from judgesdk.records.rows import (
         FINAL_VERDICTS,
         Ask,
@@ -89,10 +89,12 @@ __all__ = [
     "load_labelled",
     "parse_row",
     "parse_rows",
+    "read_entries",
     "read_items",
     "read_labels",
     "read_objects",
     "read_predictions",
+    "part_row",
     "read_results",
     "read_rows",
     "read_utf8",
@@ -109,10 +111,10 @@ __all__ = [
 __getattr__, __dir__ = _lazy(
     __name__,
     {
-        **dict.fromkeys(("content_hash", "item_ids", "read_items", "read_objects", "read_predictions", "read_utf8",), "judgesdk.records.inputs"),
+        **dict.fromkeys(("content_hash", "item_ids", "read_entries", "read_items", "read_objects", "read_predictions", "read_utf8",), "judgesdk.records.inputs"),
         **dict.fromkeys(("HumanLabels", "dimension_labels", "load_labelled", "read_labels",), "judgesdk.records.labels"),
         **dict.fromkeys(("Ledger", "append", "encode_row",), "judgesdk.records.ledger"),
-        **dict.fromkeys(("RESULTS_FORMAT", "Results", "read_results", "to_result",), "judgesdk.records.results"),
+        **dict.fromkeys(("RESULTS_FORMAT", "Results", "part_row", "read_results", "to_result",), "judgesdk.records.results"),
         **dict.fromkeys(("Ask", "FINAL_VERDICTS", "asks_in", "composite_id", "done_ids", "is_final", "latest", "parse_rows", "read_rows", "result_line", "row_for", "row_id",), "judgesdk.records.rows"),
         **dict.fromkeys(("JOIN_FIELDS", "ResultRow", "RowDistribution", "cell_id", "distribution_problem", "finite_or_none", "join_key", "parse_row",), "judgesdk.records.schema"),
     },

@@ -5,15 +5,19 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from judgesdk.core import InputError, JudgeItem, check_text
+from judgesdk.items import Item, Unreadable, located, read_item
 from judgesdk.records.results import SUFFIX, results_files
 from judgesdk.records.rows import composite_id
 from judgesdk.records.schema import JOIN_FIELDS, ResultRow, parse_row
+
+log = logging.getLogger("judgesdk.records")
 
 # -- input items and their ids ------------------------------------------------------------------------
 
@@ -28,10 +32,35 @@ def read_items(path: Path) -> list[tuple[JudgeItem, dict[str, Any]]]:
 
     ``path``: the JSONL input file, read strictly (:func:`read_objects`). Ids follow :func:`item_ids`; two lines
     with the same explicit id are an :class:`InputError`, as is a line without a text ``output``, a text field that
-    is not a string, or a value that is not valid Unicode or holds NaN or Infinity (each naming the line).
+    is not a string, or a value that is not valid Unicode or holds NaN or Infinity (each naming the line). A typed
+    item (a line with a ``kind``) is an :class:`InputError` here: the commands that judge them read the file with
+    :func:`read_entries`.
     """
+    items = []
+    for entry, extra in read_entries(path):
+        if not isinstance(entry, JudgeItem):
+            raise InputError(
+                f"{path}: item {entry.id!r} is a typed item (a line with a 'kind'): this command reads only items with "
+                "an 'output'; judge typed items with `judgesdk score`"
+            )
+        items.append((entry, extra))
+    return items
+
+
+def read_entries(path: Path) -> list[tuple[JudgeItem | Item | Unreadable, dict[str, Any]]]:
+    """What :func:`read_items` reads, and typed items too: a line with a ``kind`` (``conversation``,
+    ``grounded_answer``, ``agent_run``) is read by :func:`judgesdk.items.read_item` (its ``doc_id`` and
+    ``system_id`` carried into its row, every other field the item's); one that cannot be read is kept in its
+    place as an :class:`~judgesdk.items.Unreadable` whose one-line error names the file, line and field
+    (``items.jsonl:3: messages[2].tool_call_id: ...``), so that it costs no other item.
+
+    ``path``: the JSONL input file, read strictly (:func:`read_objects`); ids follow :func:`item_ids` (a typed line
+    without an ``id`` gets one from the hash of the whole line). The other lines are read as :func:`read_items`
+    says, with the same errors."""
     lines = read_objects(path, "input")
     for number, raw in lines:
+        if "kind" in raw:  # a typed item: checked when it is read below, its errors its own
+            continue
         if "output" not in raw:
             raise InputError(f"{path}:{number}: each line must be an object with an 'output' field")
         for name in _TEXT_FIELDS[:4]:  # the texts: a string ('output' required, the others optional)
@@ -48,14 +77,32 @@ def read_items(path: Path) -> list[tuple[JudgeItem, dict[str, Any]]]:
             if not finite(value):  # carried into the row, it would make the results file non-standard JSON
                 raise InputError(f"{path}:{number}: '{name}' holds NaN or Infinity, which standard JSON has no word for: write null or a number")
     ids = item_ids(lines, path)
-    items = []
+    items: list[tuple[JudgeItem | Item | Unreadable, dict[str, Any]]] = []
     for (number, raw), the_id in zip(lines, ids):
+        if "kind" in raw:
+            items.append(_typed(path, number, raw, the_id))
+            continue
         try:
             item = JudgeItem(**{k: raw.get(k) for k in _TEXT_FIELDS[:4]}, id=the_id)
         except InputError as exc:
             raise InputError(f"{path}:{number}: {exc}") from None
         items.append((item, {k: v for k, v in raw.items() if k not in _TEXT_FIELDS and k != "scores"}))
     return items
+
+
+def _typed(path: Path, number: int, raw: Mapping[str, Any], the_id: str) -> tuple[Item | Unreadable, dict[str, Any]]:
+    """The typed item on line ``number`` of ``path`` (``raw``, its object) with the id ``the_id``, and the fields
+    its row carries; an :class:`~judgesdk.items.Unreadable` naming the line and field where it cannot be read."""
+    carried = {k: raw[k] for k in JOIN_FIELDS if k in raw}
+    try:
+        for name, value in carried.items():
+            check_text(value, name)
+            if not finite(value):
+                raise InputError(f"'{name}' holds NaN or Infinity, which standard JSON has no word for")
+        item = read_item({k: v for k, v in raw.items() if k not in JOIN_FIELDS})
+    except InputError as exc:
+        return Unreadable(id=the_id, error=str(located(exc, str(path), number))), carried
+    return item.model_copy(update={"id": the_id}), carried
 
 
 def item_ids(lines: Sequence[tuple[int, Mapping[str, Any]]], path: str | Path = "input") -> list[str]:
@@ -116,7 +163,11 @@ def item_ids(lines: Sequence[tuple[int, Mapping[str, Any]]], path: str | Path = 
 
 def content_hash(raw: Mapping[str, Any]) -> str:
     """A short hash (12 hex digits) of an item's texts (output, source, context, reference), read from ``raw``,
-    its input line; other fields do not enter it."""
+    its input line; other fields do not enter it. A typed item (a line with a ``kind``) is hashed whole, its keys
+    sorted."""
+    if "kind" in raw:
+        whole = json.dumps(raw, ensure_ascii=False, sort_keys=True, default=repr)
+        return hashlib.sha256(whole.encode("utf-8", errors="backslashreplace")).hexdigest()[:12]
     texts = [raw.get(name) for name in _TEXT_FIELDS[:4]]
     return hashlib.sha256(json.dumps(texts, ensure_ascii=False).encode("utf-8", errors="backslashreplace")).hexdigest()[:12]
 
@@ -195,18 +246,28 @@ def finite(value: Any) -> bool:
 def read_predictions(path: str | Path, what: str = "predictions") -> list[tuple[int, ResultRow]]:
     """Every line of a predictions file (a results file of ``judgesdk score``/``bench``, or one written
     elsewhere) as (line number, :class:`ResultRow`), read strictly (:func:`read_objects`) and validated
-    (:func:`parse_row`); each line must carry its :func:`join_key`. Errors name the line.
+    (:func:`parse_row`). A line without its :func:`join_key` (``doc_id`` and ``system_id``: a served request
+    that named none) cannot be joined to human scores: such lines are counted and skipped with one warning
+    naming the first; a file with no line that has one is an :class:`InputError`. Errors name the line.
 
     ``path``: the file, or a results folder (``score --engine ray -o``), whose non-empty files are read in name
     order; ``what``: what the file is called in the errors."""
     out = []
+    unkeyed: list[str] = []
     for file in _prediction_files(Path(path), what):
         for number, raw in read_objects(file, what):
             where = f"{file}:{number}"
             missing = [name for name in JOIN_FIELDS if raw.get(name) is None]
             if missing:
-                raise InputError(f"{where}: missing {' and '.join(missing)}; every prediction line needs doc_id and system_id")
+                unkeyed.append(f"{where}: missing {' and '.join(missing)}")
+                continue
             out.append((number, parse_row(raw, where)))
+    if unkeyed and not out:
+        raise InputError(f"{unkeyed[0]}; every prediction line needs doc_id and system_id")
+    if unkeyed:
+        log.warning(
+            "%s: %d line(s) without doc_id and system_id skipped (they cannot be joined to human scores; first: %s)", path, len(unkeyed), unkeyed[0]
+        )
     return out
 
 

@@ -27,10 +27,10 @@ from typing import Any, Literal
 from pydantic import ValidationError
 
 from judgesdk.core import Criterion, InputError, JudgeResult, LabelDistribution, Scale
-from judgesdk.records.rows import RESULTS_FORMAT, Ask, asks_in, latest_index, scan_rows
+from judgesdk.records.rows import RESULTS_FORMAT, Ask, asks_in, latest_index, result_line, scan_rows
 from judgesdk.records.schema import ResultRow, parse_row
 
-__all__ = ["KNOWN_FORMATS", "RESULTS_FORMAT", "Results", "latest_rows", "read_results", "results_files", "to_result"]
+__all__ = ["KNOWN_FORMATS", "RESULTS_FORMAT", "Results", "latest_rows", "part_row", "read_results", "results_files", "to_result"]
 
 KNOWN_FORMATS = frozenset({RESULTS_FORMAT})
 SUFFIX = ".jsonl"
@@ -85,8 +85,28 @@ def _key_fields(row: ResultRow) -> dict[str, Any]:
 def latest_rows(rows: Sequence[ResultRow], ask: Ask | None = None, criterion: str | None = None) -> dict[str, ResultRow]:
     """The latest of ``rows`` per item id answering ``ask`` (or, without one, on ``criterion`` or without a
     criterion; without either, all rows), in order of first appearance: :func:`judgesdk.records.rows.latest`
-    on typed rows."""
+    on typed rows. Without ``ask``, a row of several criteria (``parts``: a served multi-question request) that
+    has a part named ``criterion`` counts as that part (:func:`part_row`), never as the mean of its parts."""
+    if ask is None and criterion is not None:
+        rows = [part_row(row, criterion) or row for row in rows]
     return {key: rows[index] for key, index in latest_index([_key_fields(row) for row in rows], ask, criterion).items()}
+
+
+def part_row(row: ResultRow, name: str, where: str | None = None) -> ResultRow | None:
+    """The row of the part named ``name`` of ``row`` (a fine-grained judgement's, as ``judgesdk serve --record``
+    writes a multi-question request: the parts' mean as the row's score, each question's result under
+    ``parts``), with the row's id, join key and ``asked``; None when ``row`` is itself on ``name`` or has no such
+    part. ``where`` names the row in errors (a part that is not a result)."""
+    parts = row.passed("parts")
+    if row.criterion == name or not isinstance(parts, Mapping) or not isinstance(parts.get(name), Mapping):
+        return None
+    at = where or f"result {row.id!r} parts.{name}"
+    try:
+        part = JudgeResult.model_validate({"score": None, "status": "ok", "criterion": name, "method": row.method or "unknown", **parts[name]})
+    except ValidationError as exc:
+        raise InputError(f"{at}: not a result ({exc.errors()[0].get('msg', 'invalid')})") from None
+    keep = {key: value for key, value in row.model_dump(mode="json").items() if key in ("id", "format", "doc_id", "system_id", "asked", "served")}
+    return parse_row({**result_line(part), **keep, "criterion": name}, at)
 
 
 def results_files(path: Path) -> list[Path]:

@@ -7,9 +7,15 @@ A question is judged as the criterion it names, on its own levels, through :meth
   instructions, scale=Scale(labels=(l1..lk), values=(1..k)))``; the answer's probabilities are the result's
   distribution over those levels;
 * a **predicate** is the criterion on a ``No``/``Yes`` scale, answered with P(Yes);
-* a **choice** is the criterion on a scale of its options (in order), or, for a comparison input
-  (``outputs`` ``{"A": ..., "B": ...}`` with a ``source``), :meth:`Judge.acompare` in both orders, ``tie``
-  being the probability of a tie where an option is named ``tie``.
+* a **choice** is the criterion on a scale of its options (in order; values compared by type, so
+  ``[true, "true"]`` are two options: :func:`option_labels`), or, for a comparison input (``outputs``
+  ``{"A": ..., "B": ...}`` with a ``source``), :meth:`Judge.acompare` in both orders under any question name,
+  ``tie`` being the probability of a tie where an option is named ``tie`` (001's head-to-head prompt, printed
+  for SummEval's four criteria only: a ``tie`` question under another name is refused, per question, saying to
+  rename it or drop ``tie``).
+
+A score question's distribution from the fused judge has the judgement's score as its expected level
+(:mod:`judgesdk.fused.levels`), so a decisions client, ``judge.score()`` and the ``--record`` row read one score.
 
 Which judge answers what:
 
@@ -37,6 +43,7 @@ from typing import Any
 from judgesdk.core import ConfigError, Criterion, InputError, JudgeItem, JudgeResult, ProviderError, Scale
 from judgesdk.fused import model_sha256
 from judgesdk.judging import Judge, JudgeConfig, budgeted_judge, load_config
+from judgesdk.prompting import bundled_template_ids
 from judgesdk.provider import Budget, BudgetMeter, ChoiceQuestion, DecisionAnswer, DecisionInput, PredicateQuestion, Provider, Question, ScoreQuestion, Usage
 from judgesdk.scorers import LEVELS, fits_for, fused_unavailable
 
@@ -66,12 +73,22 @@ def criterion_for(question: Question) -> Criterion:
     if isinstance(question, PredicateQuestion):
         rules = " ".join(f"{answer} when: {rule}." for answer, rule in (("Yes", question.true_when), ("No", question.false_when)) if rule)
         return Criterion(name=name, description=f"{description} {rules}".strip(), scale=PREDICATE_SCALE)
-    labels = tuple(_option_label(option.value) for option in question.choices)
+    labels = option_labels(tuple(option.value for option in question.choices))
     return Criterion(name=name, description=description, scale=Scale(labels=labels, values=tuple(float(i) for i in range(len(labels)))))
 
 
 def _option_label(value: str | bool) -> str:
     return ("true" if value else "false") if isinstance(value, bool) else value
+
+
+def option_labels(values: tuple[str | bool, ...]) -> tuple[str, ...]:
+    """The scale labels of a choice question's option ``values``, compared by type: a boolean is ``true`` or
+    ``false``, unless a text option has that spelling (``[true, "true"]`` are two options), when the booleans
+    are labelled ``true (boolean)`` / ``false (boolean)``."""
+    plain = tuple(_option_label(value) for value in values)
+    if len(set(plain)) == len(plain):
+        return plain
+    return tuple(f"{_option_label(value)} (boolean)" if isinstance(value, bool) else value for value in values)
 
 
 class Backend:
@@ -212,26 +229,45 @@ class Backend:
         outputs = given.outputs or {}
         if not isinstance(question, ChoiceQuestion):
             return Answered(DecisionAnswer(name=question.name, status="refused", reason="a comparison input (outputs) is asked with a choice question"))
-        values = [_option_label(option.value) for option in question.choices]
+        typed = [option.value for option in question.choices]
+        values = [value for value in typed if isinstance(value, str)]  # a boolean option names no output
         sides = [label for label in outputs]
-        if len(sides) != 2 or set(values) - {"tie"} != set(sides) or len(values) != len(set(values)):
+        if len(sides) != 2 or len(values) != len(typed) or set(values) - {"tie"} != set(sides) or len(values) != len(set(values)):
             return Answered(
-                DecisionAnswer(name=question.name, status="refused", reason="a comparison's choices are its two outputs' labels and optionally 'tie'")
-            )
+                DecisionAnswer(
+                    name=question.name, status="refused",
+                    reason="a comparison's choices are its two outputs' labels (texts) and optionally 'tie'",
+                )
+            )  # fmt: skip
         if not (given.source and given.source.strip()):
             return Answered(DecisionAnswer(name=question.name, status="refused", reason="a comparison needs the source both outputs were written for"))
         unfitted = False
         if self.embedded:
             if not self.allow_unfitted:
-                why = "the embedded judge has no fit for comparisons (its prompted answers are at chance)"
+                why = (
+                    "the embedded judge has no fit for comparisons (its prompted answers are at chance): "
+                    "ask a server started with --allow-unfitted, or one serving a hosted judge (--config)"
+                )
                 return Answered(DecisionAnswer(name=question.name, status="refused", reason=why))
             unfitted = True
         criterion = Criterion(name=question.name or "comparison", description=question.instructions.strip() or "overall quality")
         protocol = "h2h" if "tie" in values else "pairwise"
+        head_to_head = {t for t in bundled_template_ids() if t.startswith("h2h.")}
+        if protocol == "h2h" and f"h2h.{criterion.name.strip().lower()}" not in head_to_head:
+            # 001's head-to-head prompt (A, B or tie) is printed for a few criteria only; the pairwise prompt takes any
+            # name, but has no tie: say what the client can change, per question, never a 400 about a Python API
+            known = ", ".join(sorted(t.removeprefix("h2h.") for t in head_to_head))
+            why = (
+                f"a comparison with a 'tie' option is asked with the head-to-head prompt, which this judge has for {known} only: "
+                "name the question after one of them, or drop the 'tie' option (A or B is asked under any name)"
+            )
+            return Answered(DecisionAnswer(name=question.name, status="refused", reason=why))
         try:
             comparison = await self.judge.acompare(outputs[sides[0]], outputs[sides[1]], source=given.source, criterion=criterion, protocol=protocol)
         except ProviderError as exc:
             return Answered(DecisionAnswer(name=question.name, status="refused", reason=f"the judge could not answer: {exc}"))
+        except InputError as exc:  # what the judge cannot ask (a prompt it has not): this question's refusal, not the request's
+            return Answered(DecisionAnswer(name=question.name, status="refused", reason=f"the judge cannot ask this comparison: {exc}"))
         if comparison.p_a_better is None:
             return Answered(DecisionAnswer(name=question.name, status="refused", reason=f"the judge's comparison ended {comparison.status}"))
         tie = (comparison.p_tie or 0.0) if "tie" in values else 0.0

@@ -371,7 +371,7 @@ CATALOGUE = [
          ("'normalization'", "valid keys for method 'fusion'", "plan_max_tokens")),  # fmt: skip
     *(Case(f"max_tokens={value}", lambda f, value=value: score(f, "--method", "rts", "--option", f"max_tokens={value}"), 3,
            ("max_tokens must be a positive integer", f"got {found}")) for value, found in (("abc", "'abc'"), ("0", "0"), ("-5", "-5"), ("null", "None"), ("2.5", "2.5"))),  # fmt: skip
-    Case("unknown --preset", lambda f: score(f, "--preset", "nope"), 3, ("unknown dataset 'nope'", "known: hanna, newsroom, summeval, topicalchat")),
+    Case("unknown --preset", lambda f: score(f, "--preset", "nope"), 3, ("unknown dataset 'nope'", "known: agents, hanna, newsroom, summeval, topicalchat")),
     Case("unknown criterion of a preset", lambda f: score(f, "--preset", "summeval", "--criterion", "nope"), 3,
          ("unknown criterion 'nope' for dataset 'summeval'", "known: coherence")),  # fmt: skip
     Case("--template not TOML", lambda f: score(f, "--template", f.text("t.toml", "[[[ nope")), 3, ("t.toml is not valid UTF-8 TOML",)),

@@ -17,13 +17,13 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 from conftest import need
 
+from support.patience import wait_for
 from support.serve_process import HeldUpstream, JudgesdkServe
 from support.servers import LOOPBACK, _child_env, free_port
 
@@ -67,14 +67,6 @@ def assert_error(response: httpx.Response, status: int, code: str) -> None:
     assert response.headers["content-type"].startswith("application/json"), response.text
     assert response.json()["error"]["code"] == code, response.text
 
-
-def wait_for(condition: Any, what: str, timeout: float = 120.0) -> None:
-    """A readiness wait (generous; not a timing assertion)."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
 
 
 @pytest.fixture(scope="module")

@@ -69,7 +69,7 @@ def test_output_file_resumes(tmp_path, capsys, monkeypatch):
     lines = (EXAMPLES / "summaries.jsonl").read_text().splitlines()
     source.write_text("\n".join(lines[:2]) + "\n")
     out = tmp_path / "out.jsonl"
-    argv = ["score", str(source), "--provider", "local", "-o", str(out), "--quiet"]
+    argv = ["score", str(source), "--provider", "local", "--criterion", "consistency", "-o", str(out), "--quiet"]
     assert main(argv) == 0
     source.write_text("\n".join(lines[:4]) + "\n")
     assert main(argv) == 0

@@ -13,7 +13,7 @@ import pytest
 
 from judgesdk.core import InputError, RateLimitError
 from judgesdk.judging import Judge, JudgeConfig, load_config
-from judgesdk.judging.judge import PACE_CAP, Pace
+from judgesdk.judging.pace import PACE_CAP, Pace
 from judgesdk.provider import (
     GenerateRequest,
     GenerateResponse,

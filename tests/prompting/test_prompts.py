@@ -308,6 +308,7 @@ SCALES = {
     },
     "hanna": {c: (1, 5) for c in ("relevance", "coherence", "empathy", "surprise", "engagement", "complexity")},
     "newsroom": {c: (1, 5) for c in ("coherence", "fluency", "informativeness", "relevance")},
+    "agents": {"task_completion": (0, 1), "tool_correctness": (0, 1)},
 }
 
 

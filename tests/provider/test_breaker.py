@@ -218,7 +218,7 @@ def test_429_500_and_permanent_errors_never_shrink_the_limit():
 
 
 def test_429s_overload_answers_and_overload_timeouts_count_as_congestion_for_the_item_pace():
-    """The judge's item pace (judgesdk.judging.judge.Pace) shrinks on ``stats.congested``: a 429 and a 503 count,
+    """The judge's item pace (judgesdk.judging.pace.Pace) shrinks on ``stats.congested``: a 429 and a 503 count,
     a 500 and a permanent error do not (the server is failing or the request is wrong, not too many in flight)."""
 
     async def scenario() -> None:

@@ -229,7 +229,9 @@ ALLOWED = {
     "judgesdk.providers.openai_batch": "the OpenAI Batch API's output file (the provider's responses), read by its adapter",
     "judgesdk.distributed.batches": "one input line's passthrough fields, carried through a Ray batch as JSON text",
     "judgesdk.provider.decisions": "a decision request's judged input, sent as one JSON object's text (OpenAI's input)",
-    "judgesdk.serve.app": "the body of one HTTP request to judgesdk serve",
+    "judgesdk.serve.edge": "the body of one HTTP request to judgesdk serve, and its `input` text, checked before judging",
+    "judgesdk.fused.overlap": "two JSON documents shipped in the package: the overlap rung's and the fallback's figures",
+    "judgesdk.items.kinds": "a tool call's arguments, which OpenAI sends as one JSON object's text",
     "judgesdk.view.html": "the page's own item details, packed in chunks by the viewer (read back by its tests)",
     "judgesdk.view.load": "one JSON document beside a run: a judge card or a gate report",
 }

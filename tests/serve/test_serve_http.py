@@ -11,13 +11,13 @@ from __future__ import annotations
 import json
 import signal
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 from conftest import need
 
+from support.patience import wait_for
 from support.serve_process import HeldUpstream, JudgesdkServe
 
 httpx = need("httpx")
@@ -40,14 +40,6 @@ def hosted_config(tmp: Path, upstream: str) -> Path:
     )
     return path
 
-
-def wait_for(condition: Any, what: str, timeout: float = 120.0) -> None:
-    """A readiness wait: poll ``condition`` until it holds (generous timeout; not a timing assertion)."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
 
 
 @pytest.fixture(scope="module")

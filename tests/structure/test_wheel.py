@@ -31,7 +31,7 @@ assert Judge is judgesdk.judging.judge.Judge
 from judgesdk.prompting.templates import bundled_template_ids, load_template
 from judgesdk.prompting.presets import criteria_for, datasets
 assert "site-packages" in judgesdk.__file__, judgesdk.__file__
-assert datasets() == ["hanna", "newsroom", "summeval", "topicalchat"], datasets()
+assert datasets() == ["agents", "hanna", "newsroom", "summeval", "topicalchat"], datasets()
 assert all(criteria_for(d) for d in datasets())  # every preset file ships and parses
 from judgesdk.provider import CachedProvider  # a face's lazy name answers from the installed wheel
 from judgesdk.provider.layers.cache import CachedProvider as Home

@@ -21,6 +21,7 @@ import tempfile
 import time
 import urllib.request
 from pathlib import Path
+from typing import TypeVar
 
 ANSWER = {"5": -0.05, "4": -3.2, "3": -4.5, "2": -6.0, "1": -7.0}
 
@@ -94,7 +95,30 @@ async def _serve(port_file: Path, latency: float) -> None:
         await server.serve_forever()
 
 
-class LatencyServer:
+_Server = TypeVar("_Server", bound="ChildServer")
+
+
+class ChildServer:
+    """A loopback server in a child process (``_process``), stopped by :meth:`stop` or by leaving a ``with``."""
+
+    _process: subprocess.Popen[bytes]
+
+    def stop(self) -> None:
+        if self._process.poll() is None:
+            self._process.terminate()
+            try:
+                self._process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self._process.kill()
+
+    def __enter__(self: _Server) -> _Server:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+class LatencyServer(ChildServer):
     """The server in a child process; ``base_url`` for the openai provider, :meth:`events`, :meth:`stop`."""
 
     def __init__(self, latency: float = 0.05) -> None:
@@ -127,20 +151,6 @@ class LatencyServer:
     @property
     def port(self) -> int:
         return int(self.origin.rsplit(":", 1)[1])
-
-    def stop(self) -> None:
-        if self._process.poll() is None:
-            self._process.terminate()
-            try:
-                self._process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self._process.kill()
-
-    def __enter__(self) -> LatencyServer:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
 
 def client_ports(pid: int, server_port: int) -> set[int]:

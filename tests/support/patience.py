@@ -19,8 +19,9 @@ import os
 import statistics
 import time
 from collections.abc import Awaitable, Callable
+from typing import Any
 
-__all__ = ["CEILING_S", "PROBE_S", "alatency_s", "latency_s", "scaled"]
+__all__ = ["CEILING_S", "PROBE_S", "alatency_s", "latency_s", "scaled", "wait_for"]
 
 CEILING_S = float(os.environ.get("JUDGESDK_TEST_CEILING_S", "900"))
 # One readiness probe's timeout: a server that answers its health check late is ready all the same (at load 50
@@ -51,3 +52,14 @@ async def alatency_s(call: Callable[[], Awaitable[object]], repeats: int = 3) ->
 def scaled(baseline_s: float, factor: float, floor_s: float) -> float:
     """``factor`` × a measured ``baseline_s``, at least ``floor_s``, never above :data:`CEILING_S`."""
     return min(CEILING_S, max(floor_s, factor * baseline_s))
+
+
+def wait_for(condition: Callable[[], Any], what: str, timeout: float = 120.0) -> None:
+    """A readiness wait: poll ``condition`` until it holds, failing with ``what`` after ``timeout`` seconds (generous:
+    it only bounds a hang, it is not a timing assertion)."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.05)
+

@@ -1,5 +1,5 @@
 """A loopback OpenAI-compatible server with a quota on requests in flight: what a hosted API with a concurrency
-limit looks like to the judge's item pace (``judgesdk.judging.judge.Pace``).
+limit looks like to the judge's item pace (``judgesdk.judging.pace.Pace``).
 
 Runs in its own process (``QuotaServer(latency, quota)``: ``python quota_server.py --port-file F --latency L
 --quota Q``), so the client under test never competes with it for a GIL. ``POST /v1/chat/completions`` answers "5"
@@ -22,7 +22,7 @@ import urllib.request
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from support.latency_server import completion  # noqa: E402  (the same canned geval answer)
+from support.latency_server import ChildServer, completion  # noqa: E402  (the same canned geval answer)
 
 _ERROR = {"message": "too many requests in flight", "type": "rate_limit_error", "code": "rate_limit_exceeded"}
 _REJECT = json.dumps({"error": _ERROR}).encode()
@@ -80,7 +80,7 @@ async def _serve(port_file: Path, latency: float, quota: int) -> None:
         await server.serve_forever()
 
 
-class QuotaServer:
+class QuotaServer(ChildServer):
     """The server in a child process: ``base_url`` for the openai provider, :meth:`stats`, :meth:`stop`."""
 
     def __init__(self, latency: float = 0.2, quota: int = 0) -> None:
@@ -101,20 +101,6 @@ class QuotaServer:
         """Chat completions received (``requests``), answered, rejected with a 429, and the most answered at once."""
         with urllib.request.urlopen(self.origin + "/stats", timeout=30) as answer:
             return {k: int(v) for k, v in json.loads(answer.read()).items()}
-
-    def stop(self) -> None:
-        if self._process.poll() is None:
-            self._process.terminate()
-            try:
-                self._process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self._process.kill()
-
-    def __enter__(self) -> QuotaServer:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
 
 if __name__ == "__main__":

@@ -94,7 +94,7 @@ class OverloadStats(BaseModel):
     limit: float | None = None
     waited_s: float = 0.0  # total time calls waited for an open circuit
     # 429s, overload answers and timeouts read as overload: each says the provider's pace was passed. The judge's item
-    # pace (``judgesdk.judging.judge.Pace``) reads this count to shrink the items it keeps in flight
+    # pace (``judgesdk.judging.pace.Pace``) reads this count to shrink the items it keeps in flight
     congested: int = 0
 
 
