@@ -14,7 +14,6 @@ row is a browser test beside the others: tests/view/test_view_browser.py::test_t
 
 from __future__ import annotations
 
-import http.client
 import json
 import os
 import re
@@ -27,6 +26,7 @@ from pathlib import Path
 import pytest
 
 from support.hostile import assert_one_line_error, run
+from support.loopback import http_get
 
 ENTRY = "import sys; from judgesdk.cli.app import main; sys.exit(main())"
 GOOD_PROBS = {"1": 0.1, "2": 0.2, "3": 0.4, "4": 0.2, "5": 0.1}
@@ -107,16 +107,6 @@ def test_gate_review_a_row_whose_distribution_is_none_is_one_error_line(bad, tmp
     assert_one_line_error(code, err, "row 4", "distribution.probs")
 
 
-def _get(port: int, path: str, headers: dict | None = None) -> tuple[int, dict, bytes]:
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-    try:
-        conn.request("GET", path, headers=headers or {})
-        response = conn.getresponse()
-        return response.status, dict(response.getheaders()), response.read()
-    finally:
-        conn.close()
-
-
 @pytest.mark.parametrize("bad", list(BAD_PROBS))
 @pytest.mark.parametrize("when", ["at start", "appended"])
 def test_view_serve_a_row_whose_distribution_is_none_is_skipped_and_the_server_stays_up(bad, when, tmp_path):
@@ -133,7 +123,7 @@ def test_view_serve_a_row_whose_distribution_is_none_is_skipped_and_the_server_s
                 break
         assert found, "".join(seen)
         port = int(found.group(1))
-        status, headers, body = _get(port, "/data.json")
+        status, headers, body = http_get(port, "/data.json")
         assert status == 200 and len(json.loads(body)["items"]["id"]) == 3
         if when == "appended":
             etag = headers["ETag"]
@@ -141,15 +131,15 @@ def test_view_serve_a_row_whose_distribution_is_none_is_skipped_and_the_server_s
                 fh.write(_row("bad", BAD_PROBS[bad]) + "\n")
             deadline = time.monotonic() + 60
             while True:  # a file's modification time can be coarse: wait for the change to be seen
-                status, _, body = _get(port, "/data.json", {"If-None-Match": etag})
+                status, _, body = http_get(port, "/data.json", {"If-None-Match": etag})
                 if status != 304 or time.monotonic() > deadline:
                     break
                 time.sleep(0.2)
                 os.utime(results)
             assert status == 200 and len(json.loads(body)["items"]["id"]) == 3, body[:300]
-        status, _, page = _get(port, "/")
+        status, _, page = http_get(port, "/")
         assert status == 200 and b"<html" in page.lower()
-        status, _, health = _get(port, "/healthz")
+        status, _, health = http_get(port, "/healthz")
         assert status == 200 and json.loads(health)["rows"] == 3
     finally:
         if proc.poll() is None:

@@ -51,15 +51,20 @@ class _State:
         self.events.append((time.time(), self.in_flight))
 
 
+async def read_request(reader: asyncio.StreamReader) -> tuple[str, str, bytes]:
+    """One HTTP/1.1 request off a kept-alive connection: its method, path and body (``Content-Length`` bytes)."""
+    head = await reader.readuntil(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    method, path = lines[0].split(" ")[:2]
+    headers = {k.strip().lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:] if line)}
+    return method, path, await reader.readexactly(int(headers.get("content-length", "0")))
+
+
 async def _handle(state: _State, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
     peer = writer.get_extra_info("peername")[1]
     try:
         while True:
-            head = await reader.readuntil(b"\r\n\r\n")
-            lines = head.decode("latin-1").split("\r\n")
-            method, path = lines[0].split(" ")[:2]
-            headers = {k.strip().lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:] if line)}
-            raw = await reader.readexactly(int(headers.get("content-length", "0")))
+            method, path, raw = await read_request(reader)
             if method == "GET" and path == "/events":
                 data = json.dumps(state.events).encode()
             elif method == "GET" and path == "/count":

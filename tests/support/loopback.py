@@ -4,6 +4,7 @@ port, served from a daemon thread, started and stopped as a context manager. A s
 
 from __future__ import annotations
 
+import http.client
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, ClassVar
@@ -46,3 +47,16 @@ class LoopbackServer:
     def origin(self) -> str:
         assert self._server is not None, f"{type(self).__name__} is not running"
         return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+
+def http_get(port: int, path: str, headers: dict | None = None) -> tuple[int, dict, bytes]:
+    """``GET path`` from a server on 127.0.0.1:``port``: its status, headers and body (a 30 s ceiling: it bounds a
+    hang, it is no timing assertion)."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        conn.request("GET", path, headers=headers or {})
+        response = conn.getresponse()
+        return response.status, dict(response.getheaders()), response.read()
+    finally:
+        conn.close()
+

@@ -22,7 +22,7 @@ import urllib.request
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from support.latency_server import ChildServer, completion  # noqa: E402  (the same canned geval answer)
+from support.latency_server import ChildServer, completion, read_request  # noqa: E402  (the same canned geval answer)
 
 _ERROR = {"message": "too many requests in flight", "type": "rate_limit_error", "code": "rate_limit_exceeded"}
 _REJECT = json.dumps({"error": _ERROR}).encode()
@@ -39,11 +39,7 @@ class _State:
 async def _handle(state: _State, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
     try:
         while True:
-            head = await reader.readuntil(b"\r\n\r\n")
-            lines = head.decode("latin-1").split("\r\n")
-            method, path = lines[0].split(" ")[:2]
-            headers = {k.strip().lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:] if line)}
-            raw = await reader.readexactly(int(headers.get("content-length", "0")))
+            method, path, raw = await read_request(reader)
             status = b"200 OK"
             if method == "GET" and path == "/stats":
                 data = json.dumps(state.counts).encode()

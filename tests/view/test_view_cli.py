@@ -3,7 +3,6 @@ server, its refresh as rows are appended, its Host check, Ctrl-C)."""
 
 from __future__ import annotations
 
-import http.client
 import json
 import os
 import re
@@ -16,6 +15,7 @@ import pytest
 
 from support import view_rows
 from support.hostile import run
+from support.loopback import http_get
 from support.view_rows import embedded
 
 
@@ -44,16 +44,6 @@ def test_view_compares_two_runs_and_names_the_output(tmp_path, capsys):
 # -- --serve ------------------------------------------------------------------------------------------------------
 
 
-def _get(port: int, path: str, headers: dict | None = None) -> tuple[int, dict, bytes]:
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-    try:
-        conn.request("GET", path, headers=headers or {})
-        response = conn.getresponse()
-        return response.status, dict(response.getheaders()), response.read()
-    finally:
-        conn.close()
-
-
 @pytest.fixture
 def served(tmp_path):
     """``judgesdk view RESULTS --serve`` in a child process on a free port: (port, results path, process)."""
@@ -80,35 +70,35 @@ def served(tmp_path):
 
 def test_serve_answers_on_loopback_and_refreshes_as_rows_are_appended(served):
     port, results, rows, proc = served
-    status, headers, body = _get(port, "/")
+    status, headers, body = http_get(port, "/")
     assert status == 200 and headers["Content-Type"].startswith("text/html")
     assert "default-src 'none'" in headers["Content-Security-Policy"] and headers["X-Content-Type-Options"] == "nosniff"
     data = embedded(body.decode("utf-8"))
     assert data["live"] is True and len(data["items"]["id"]) == 5
-    status, headers, body = _get(port, "/data.json")
+    status, headers, body = http_get(port, "/data.json")
     etag = headers["ETag"]
     assert status == 200 and json.loads(body)["version"] == data["version"]
-    assert _get(port, "/data.json", {"If-None-Match": etag})[0] == 304
+    assert http_get(port, "/data.json", {"If-None-Match": etag})[0] == 304
     with results.open("a", encoding="utf-8") as fh:  # the run goes on
         for row in rows[5:]:
             fh.write(json.dumps(row) + "\n")
     deadline = time.monotonic() + 60
     while True:  # a file's modification time can be coarse: wait for the change to be seen
-        status, headers, body = _get(port, "/data.json", {"If-None-Match": etag})
+        status, headers, body = http_get(port, "/data.json", {"If-None-Match": etag})
         if status == 200 or time.monotonic() > deadline:
             break
         time.sleep(0.2)
         os.utime(results)
     assert status == 200 and len(json.loads(body)["items"]["id"]) == len(rows)
-    assert _get(port, "/nothing")[0] == 404
+    assert http_get(port, "/nothing")[0] == 404
 
 
 def test_serve_refuses_requests_for_another_host(served):
     """A page elsewhere that rebinds its own name to 127.0.0.1 sends its own Host: it gets nothing."""
     port, *_ = served
-    status, _, body = _get(port, "/data.json", {"Host": f"attacker.example:{port}"})
+    status, _, body = http_get(port, "/data.json", {"Host": f"attacker.example:{port}"})
     assert status == 421 and b"items" not in body
-    assert _get(port, "/", {"Host": f"localhost:{port}"})[0] == 200
+    assert http_get(port, "/", {"Host": f"localhost:{port}"})[0] == 200
 
 
 def test_serve_stops_on_ctrl_c(served):
