@@ -19,15 +19,18 @@ def test_the_levels_probabilities_sum_to_one_and_follow_the_prediction() -> None
     assert sum(i * p for i, p in enumerate(high)) > sum(i * p for i, p in enumerate(low))
 
 
-def test_a_level_gets_the_normal_mass_between_its_neighbours_midpoints() -> None:
+def test_a_level_gets_the_normal_mass_between_its_neighbours_midpoints_and_the_mean_is_the_score() -> None:
+    """A normal of the fit's spread, cut at the midpoints between levels, located so that the expected level is the
+    score itself (one score per judgement, issue 44): its location read back from the lowest level's tail."""
     from scipy import stats
 
     lo, hi = MODEL.residual_bounds(3.2)  # the interval of the score bin 3.2 falls in (format 2: per bin)
-    sd = (hi - lo) / (2 * stats.norm.ppf(0.9))
-    center = 3.2 - (lo + hi) / 2
+    sd = (hi - lo) / (2 * stats.norm.ppf((1 + MODEL.interval_level) / 2))
     probs = level_probabilities(MODEL, 3.2, (1, 2, 3, 4, 5))
+    assert sum(level * p for level, p in zip((1, 2, 3, 4, 5), probs)) == pytest.approx(3.2, abs=1e-9)
+    center = 1.5 - sd * stats.norm.ppf(probs[0])  # P(level 1) = Phi((1.5 - center) / sd)
     assert probs[2] == pytest.approx(stats.norm.cdf(3.5, center, sd) - stats.norm.cdf(2.5, center, sd))
-    assert probs[0] == pytest.approx(stats.norm.cdf(1.5, center, sd))
+    assert probs[4] == pytest.approx(stats.norm.sf(4.5, center, sd))
 
 
 def test_another_scale_range_is_mapped_onto_the_fits() -> None:
