@@ -107,6 +107,22 @@ class ChildServer:
     """A loopback server in a child process (``_process``), stopped by :meth:`stop` or by leaving a ``with``."""
 
     _process: subprocess.Popen[bytes]
+    origin: str
+    base_url: str
+
+    def _spawn(self, name: str, script: list[str]) -> None:
+        """Start ``python script... --port-file F`` and wait until it has written its port to F (a 600 s ceiling, not
+        a wait: tests/support/patience.py); ``origin`` and ``base_url`` then point at it."""
+        port_file = Path(tempfile.mkdtemp(prefix=f"judgesdk-{name}-")) / "port"
+        self._process = subprocess.Popen([sys.executable, *script, "--port-file", str(port_file)])
+        deadline = time.monotonic() + 600
+        while not (port_file.exists() and port_file.read_text()):
+            if time.monotonic() > deadline or self._process.poll() is not None:
+                self.stop()
+                raise RuntimeError(f"the loopback {name} server did not start")
+            time.sleep(0.05)
+        self.origin = f"http://127.0.0.1:{port_file.read_text()}"
+        self.base_url = self.origin + "/v1"
 
     def stop(self) -> None:
         if self._process.poll() is None:
@@ -127,17 +143,7 @@ class LatencyServer(ChildServer):
     """The server in a child process; ``base_url`` for the openai provider, :meth:`events`, :meth:`stop`."""
 
     def __init__(self, latency: float = 0.05) -> None:
-        folder = Path(tempfile.mkdtemp(prefix="judgesdk-latency-"))
-        port_file = folder / "port"
-        self._process = subprocess.Popen([sys.executable, __file__, "--port-file", str(port_file), "--latency", str(latency)])
-        deadline = time.monotonic() + 600  # a ceiling, not a wait (tests/support/patience.py; this file also runs as a script)
-        while not (port_file.exists() and port_file.read_text()):
-            if time.monotonic() > deadline or self._process.poll() is not None:
-                self.stop()
-                raise RuntimeError("the loopback latency server did not start")
-            time.sleep(0.05)
-        self.origin = f"http://127.0.0.1:{port_file.read_text()}"
-        self.base_url = self.origin + "/v1"
+        self._spawn("latency", [__file__, "--latency", str(latency)])
 
     def _get(self, path: str):  # type: ignore[no-untyped-def]
         with urllib.request.urlopen(self.origin + path, timeout=30) as answer:

@@ -14,10 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import subprocess
 import sys
-import tempfile
-import time
 import urllib.request
 from pathlib import Path
 
@@ -80,18 +77,7 @@ class QuotaServer(ChildServer):
     """The server in a child process: ``base_url`` for the openai provider, :meth:`stats`, :meth:`stop`."""
 
     def __init__(self, latency: float = 0.2, quota: int = 0) -> None:
-        folder = Path(tempfile.mkdtemp(prefix="judgesdk-quota-"))
-        port_file = folder / "port"
-        command = [sys.executable, __file__, "--port-file", str(port_file), "--latency", str(latency)]
-        self._process = subprocess.Popen([*command, "--quota", str(quota)])
-        deadline = time.monotonic() + 600  # a ceiling, not a wait (this file also runs as a script)
-        while not (port_file.exists() and port_file.read_text()):
-            if time.monotonic() > deadline or self._process.poll() is not None:
-                self.stop()
-                raise RuntimeError("the loopback quota server did not start")
-            time.sleep(0.05)
-        self.origin = f"http://127.0.0.1:{port_file.read_text()}"
-        self.base_url = self.origin + "/v1"
+        self._spawn("quota", [__file__, "--latency", str(latency), "--quota", str(quota)])
 
     def stats(self) -> dict[str, int]:
         """Chat completions received (``requests``), answered, rejected with a 429, and the most answered at once."""
